@@ -1,0 +1,465 @@
+"""Hooks for the Name Lookup Service API v2: :class:`NameLookupHook` (sync) and
+:class:`NameLookupAsyncHook` (async, for triggers and concurrent batches).
+
+Both drive the same call definitions (:mod:`airflow_provider_namelookup.api`), so they
+validate, batch, retry and parse identically; they differ only in how a request is
+sent and how a wait is spent.
+
+Retry policy (see :class:`~airflow_provider_namelookup.api.RetryPolicy`):
+
+* retried: connection errors and timeouts, HTTP 5xx, HTTP 429 (``Retry-After`` is
+  honoured, up to 120 s);
+* never retried: any other 4xx, including ``limit-exceeded`` (HTTP 401: no credits
+  left) and validation errors;
+* ``max_retries`` (default 5) retries after the first attempt, waiting
+  ``backoff_base * 2**n`` seconds (default base 0.5 s, at most 30 s) with jitter.
+
+Every call has a connect timeout (default 5 s) and a read timeout (default 30 s). One
+pooled HTTP client (keep-alive) lives per hook instance; close it with ``close()`` /
+``aclose()`` or use the hook as a context manager. The token is sent only in the
+``Authorization`` header: it never appears in logs, exception messages or ``repr()``.
+
+Example::
+
+    from airflow_provider_namelookup.hooks.namelookup import NameLookupHook
+
+    with NameLookupHook("namelookup_default") as hook:
+        hook.gender(first_name="Theresa", country="DE")["gender"]      # 'female'
+        hook.gender_batch(["Anna", {"full_name": "John Smith"}])       # one request
+        hook.get_statistic()["remaining_credits"]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from functools import cached_property
+from typing import Any
+
+import httpx
+from airflow.sdk import BaseHook
+
+from airflow_provider_namelookup import DEFAULT_BASE_URL, __version__
+from airflow_provider_namelookup.api import (
+    ApiRequest,
+    BatchSizer,
+    CallStats,
+    RawResponse,
+    RetryPolicy,
+    Send,
+    Sleep,
+    Steps,
+    as_query,
+    gender_batch_call,
+    origin_call,
+    prepare_queries,
+    signup_call,
+    single_gender_call,
+    statistic_call,
+)
+from airflow_provider_namelookup.errors import NameLookupAuthError, NameLookupConnectionError, NameLookupError
+from airflow_provider_namelookup.hooks.settings import ClientSettings
+from airflow_provider_namelookup.models import Query
+
+_USER_AGENT = f"airflow-provider-namelookup/{__version__}"
+# Errors after which the request may have reached the service (and been charged).
+_MAYBE_PROCESSED = (httpx.ReadError, httpx.ReadTimeout, httpx.RemoteProtocolError)
+
+
+def _connection_error(exc: httpx.HTTPError, request: ApiRequest) -> NameLookupConnectionError:
+    kind = type(exc).__name__
+    return NameLookupConnectionError(
+        f"no answer to {request.method} {request.path}: {kind}",
+        maybe_processed=isinstance(exc, _MAYBE_PROCESSED),
+    )
+
+
+def _raw(response: httpx.Response) -> RawResponse:
+    return RawResponse(response.status_code, response.content, response.headers.get("Retry-After"))
+
+
+def _query_from_fields(**fields: Any) -> Query:
+    return as_query({k: v for k, v in fields.items() if v is not None})
+
+
+class _NameLookupBase(BaseHook):
+    """What both hooks share: the connection, settings and request preparation."""
+
+    conn_name_attr = "namelookup_conn_id"
+    default_conn_name = "namelookup_default"
+    conn_type = "namelookup"
+    hook_name = "Name Lookup"
+
+    def __init__(self, namelookup_conn_id: str = default_conn_name, *,
+                 settings: ClientSettings | None = None, max_concurrency: int = 4,
+                 transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None) -> None:
+        super().__init__()
+        self.namelookup_conn_id = namelookup_conn_id
+        self._settings = settings
+        self._transport = transport
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self.max_concurrency = max_concurrency
+        self.stats = CallStats()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(namelookup_conn_id={self.namelookup_conn_id!r})"
+
+    @classmethod
+    def for_url(cls, base_url: str, token: str | None = None, *, max_concurrency: int = 4,
+                transport: Any = None, **settings: Any) -> Any:
+        """A hook that reaches ``base_url`` directly, without an Airflow connection.
+
+        :param settings: further :class:`ClientSettings` fields (``timeout``, ``retry``, ...).
+        """
+        if token:
+            from airflow.sdk.log import mask_secret
+
+            mask_secret(token)
+        return cls(settings=ClientSettings(base_url=base_url.rstrip("/"), token=token, **settings),
+                   max_concurrency=max_concurrency, transport=transport)
+
+    @cached_property
+    def sizer(self) -> BatchSizer:
+        return BatchSizer(self.settings.batch_size)
+
+    @property
+    def settings(self) -> ClientSettings:
+        if self._settings is None:
+            self._settings = ClientSettings.from_connection(self.get_connection(self.namelookup_conn_id))
+        return self._settings
+
+    @property
+    def policy(self) -> RetryPolicy:
+        return self.settings.retry
+
+    def _timeout(self, settings: ClientSettings) -> httpx.Timeout:
+        return httpx.Timeout(settings.timeout, connect=settings.connect_timeout)
+
+    def _client_options(self, settings: ClientSettings) -> dict[str, Any]:
+        return {
+            "transport": self._transport,
+            "base_url": settings.base_url,
+            "timeout": self._timeout(settings),
+            "headers": {"Accept": "application/json", "User-Agent": _USER_AGENT},
+            "limits": httpx.Limits(max_connections=max(self.max_concurrency, 4),
+                                   max_keepalive_connections=max(self.max_concurrency, 4)),
+            "follow_redirects": False,
+        }
+
+    def _headers(self, request: ApiRequest, settings: ClientSettings) -> dict[str, str]:
+        if not request.auth:
+            return {}
+        if not settings.token:
+            raise NameLookupAuthError(
+                "authorization-header-missing",
+                f"connection {self.namelookup_conn_id!r} has no API token in its password field",
+            )
+        return {"Authorization": f"Bearer {settings.token}"}
+
+    def _log_sleep(self, step: Sleep) -> None:
+        self.log.warning("Retrying in %.2f s: %s", step.seconds, step.reason)
+
+    # Call definitions shared by both hooks.
+    def _gender_steps(self, query: Query) -> Steps:
+        return single_gender_call(query, self.policy, self.stats)
+
+    def _batch_steps(self, batch: Sequence[Query]) -> Steps:
+        return gender_batch_call(batch, self.sizer, self.policy, self.stats)
+
+    def _origin_steps(self, query: Query) -> Steps:
+        return origin_call(query, self.policy, self.stats)
+
+    def _statistic_steps(self) -> Steps:
+        return statistic_call(self.policy, self.stats)
+
+    @staticmethod
+    def _describe_statistic(statistic: dict[str, Any]) -> str:
+        remaining = statistic.get("remaining_credits")
+        return f"Connected to the Name Lookup Service: {remaining} credits remaining"
+
+
+class NameLookupHook(_NameLookupBase):
+    """Synchronous hook for the Name Lookup Service API v2.
+
+    :param namelookup_conn_id: connection of type ``namelookup`` (token in ``password``,
+        base URL in ``host``).
+    :param settings: use these instead of reading the connection (see :meth:`for_url`).
+
+    Example::
+
+        hook = NameLookupHook()
+        result = hook.gender(full_name="Theresa Miller")
+        result["gender"], result["probability"]          # ('female', 0.98)
+    """
+
+    @cached_property
+    def client(self) -> httpx.Client:
+        """The pooled HTTP client (created on first use)."""
+        return httpx.Client(**self._client_options(self.settings))
+
+    def close(self) -> None:
+        if "client" in self.__dict__:
+            self.__dict__.pop("client").close()
+
+    def __enter__(self) -> NameLookupHook:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _send(self, request: ApiRequest) -> RawResponse | NameLookupConnectionError:
+        headers = self._headers(request, self.settings)
+        try:
+            response = self.client.request(request.method, request.path, json=request.json, headers=headers)
+        except httpx.HTTPError as exc:
+            return _connection_error(exc, request)
+        return _raw(response)
+
+    def run(self, steps: Steps) -> Any:
+        """Drive one call definition to its result (sending and sleeping as asked)."""
+        try:
+            step = next(steps)
+            while True:
+                if isinstance(step, Send):
+                    step = steps.send(self._send(step.request))
+                else:
+                    self._log_sleep(step)
+                    time.sleep(step.seconds)
+                    step = steps.send(None)
+        except StopIteration as done:
+            return done.value
+
+    def gender(self, *, first_name: str | None = None, full_name: str | None = None,
+               email: str | None = None, country: str | None = None, locale: str | None = None,
+               ip: str | None = None, id: int | str | None = None) -> dict[str, Any]:
+        """Gender of one first name, full name or e-mail address (1 credit).
+
+        :raises NameLookupValidationError: before sending, if the input breaks a rule.
+        """
+        query = _query_from_fields(first_name=first_name, full_name=full_name, email=email,
+                                   country=country, locale=locale, ip=ip, id=id)
+        return self.run(self._gender_steps(query))
+
+    def iter_gender_batches(self, queries: Iterable[dict[str, Any] | str | Query]
+                            ) -> Iterator[tuple[Sequence[Query], list[dict[str, Any]]]]:
+        """Yield ``(queries, results)`` per array request, as each one is answered.
+
+        Everything is validated before the first request. If a later request fails, the
+        batches already yielded are kept by the caller: nothing answered is lost.
+        """
+        prepared = prepare_queries(queries)
+        for batch in self.sizer.chunks(prepared):
+            yield batch, self.run(self._batch_steps(batch))
+
+    def gender_batch(self, queries: Iterable[dict[str, Any] | str | Query]) -> list[dict[str, Any]]:
+        """Gender of any number of queries, in input order (1 credit each).
+
+        A string is a first name; a dict is a query object. Sent as arrays of at most the
+        batch size; answers are matched to queries by ``id``.
+        """
+        results: list[dict[str, Any]] = []
+        for _, answered in self.iter_gender_batches(queries):
+            results.extend(answered)
+        return results
+
+    def country_of_origin(self, *, first_name: str | None = None, full_name: str | None = None,
+                          email: str | None = None, id: int | str | None = None) -> dict[str, Any]:
+        """Countries of origin, language, meaning and ethnicity of a name (2 credits)."""
+        query = _query_from_fields(first_name=first_name, full_name=full_name, email=email, id=id)
+        return self.run(self._origin_steps(query))
+
+    def iter_country_of_origin(self, queries: Iterable[dict[str, Any] | str | Query]
+                               ) -> Iterator[tuple[Query, dict[str, Any]]]:
+        """Yield ``(query, result)`` per country-of-origin lookup, one request each (2 credits each)."""
+        for query in prepare_queries(queries, hints=False):
+            yield query, self.run(self._origin_steps(query))
+
+    def get_statistic(self) -> dict[str, Any]:
+        """Remaining credits and last month's usage (0 credits)."""
+        return self.run(self._statistic_steps())
+
+    def test_connection(self) -> tuple[bool, str]:
+        """Check the token with the free statistic call."""
+        try:
+            return True, self._describe_statistic(self.get_statistic())
+        except (NameLookupError, ValueError) as err:
+            return False, str(err)
+
+    @classmethod
+    def sign_up(cls, email: str, *, accept_terms: bool, newsletter: bool | None = None,
+                locale: str | None = None, base_url: str = DEFAULT_BASE_URL) -> dict[str, Any]:
+        """Create a free account; no token needed. Ask the user for consent first.
+
+        The answer holds ``api_token`` and ``password``: store the token in a connection's
+        password field; it works once the e-mail address is confirmed.
+        """
+        with cls.for_url(base_url) as hook:
+            return hook.run(signup_call(email, accept_terms, newsletter, locale, hook.policy, hook.stats))
+
+
+class NameLookupAsyncHook(_NameLookupBase):
+    """Asynchronous hook: the same calls as :class:`NameLookupHook`, awaited.
+
+    Batches run concurrently (``max_concurrency``) over one pooled ``httpx.AsyncClient``.
+    The connection is fetched without blocking the event loop.
+
+    :param max_concurrency: requests in flight at once for the batch methods.
+
+    Example::
+
+        async with NameLookupAsyncHook(max_concurrency=4) as hook:
+            results = await hook.gender_batch(names)
+    """
+
+    _client: httpx.AsyncClient | None = None
+
+    async def aget_settings(self) -> ClientSettings:
+        if self._settings is None:
+            from airflow.providers.common.compat.connection import get_async_connection
+
+            conn = await get_async_connection(self.namelookup_conn_id, hook=self)
+            self._settings = ClientSettings.from_connection(conn)
+        return self._settings
+
+    async def aclient(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(**self._client_options(await self.aget_settings()))
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
+
+    async def __aenter__(self) -> NameLookupAsyncHook:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def _send(self, request: ApiRequest) -> RawResponse | NameLookupConnectionError:
+        client = await self.aclient()
+        headers = self._headers(request, await self.aget_settings())
+        try:
+            response = await client.request(request.method, request.path, json=request.json, headers=headers)
+        except httpx.HTTPError as exc:
+            return _connection_error(exc, request)
+        return _raw(response)
+
+    async def run(self, steps: Steps) -> Any:
+        """Drive one call definition to its result (sending and sleeping as asked)."""
+        await self.aget_settings()
+        try:
+            step = next(steps)
+            while True:
+                if isinstance(step, Send):
+                    step = steps.send(await self._send(step.request))
+                else:
+                    self._log_sleep(step)
+                    await asyncio.sleep(step.seconds)
+                    step = steps.send(None)
+        except StopIteration as done:
+            return done.value
+
+    async def _concurrently(self, calls: Sequence[Callable[[], Steps]]) -> AsyncIterator[tuple[int, Any]]:
+        """Run calls at most ``max_concurrency`` at a time; yield ``(index, result)`` as they end.
+
+        On the first failure no new call starts, the calls in flight are awaited and their
+        results yielded (their credits are spent: their answers must not be lost), then the
+        first error is raised.
+        """
+        pending = iter(range(len(calls)))
+        running: dict[asyncio.Task[Any], int] = {}
+        first_error: BaseException | None = None
+
+        def start_next() -> None:
+            index = next(pending, None)
+            if index is not None:
+                running[asyncio.ensure_future(self.run(calls[index]()))] = index
+
+        for _ in range(self.max_concurrency):
+            start_next()
+        try:
+            while running:
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    index = running.pop(task)
+                    if task.exception() is not None:
+                        if first_error is None:
+                            first_error = task.exception()
+                        else:
+                            self.log.warning("Another call failed too: %s", task.exception())
+                        continue
+                    yield index, task.result()
+                    if first_error is None:
+                        start_next()
+        finally:
+            for task in running:
+                task.cancel()
+        if first_error is not None:
+            raise first_error
+
+    async def gender(self, *, first_name: str | None = None, full_name: str | None = None,
+                     email: str | None = None, country: str | None = None, locale: str | None = None,
+                     ip: str | None = None, id: int | str | None = None) -> dict[str, Any]:
+        """Gender of one first name, full name or e-mail address (1 credit)."""
+        query = _query_from_fields(first_name=first_name, full_name=full_name, email=email,
+                                   country=country, locale=locale, ip=ip, id=id)
+        return await self.run(self._gender_steps(query))
+
+    async def iter_gender_batches(self, queries: Iterable[dict[str, Any] | str | Query]
+                                  ) -> AsyncIterator[tuple[Sequence[Query], list[dict[str, Any]]]]:
+        """Yield ``(queries, results)`` per array request as each is answered (any order).
+
+        Up to ``max_concurrency`` requests are in flight. On a failure the requests in
+        flight are still collected and yielded before the error is raised.
+        """
+        await self.aget_settings()
+        batches = self.sizer.chunks(prepare_queries(queries))
+        calls = [lambda batch=batch: self._batch_steps(batch) for batch in batches]
+        async for index, results in self._concurrently(calls):
+            yield batches[index], results
+
+    async def gender_batch(self, queries: Iterable[dict[str, Any] | str | Query]) -> list[dict[str, Any]]:
+        """Gender of any number of queries, in input order (1 credit each)."""
+        prepared = prepare_queries(queries)
+        position = {id(q): i for i, q in enumerate(prepared)}
+        results: list[dict[str, Any]] = [{} for _ in prepared]
+        async for batch, answered in self.iter_gender_batches(prepared):
+            for query, result in zip(batch, answered, strict=True):
+                results[position[id(query)]] = result
+        return results
+
+    async def iter_country_of_origin(self, queries: Iterable[dict[str, Any] | str | Query]
+                                     ) -> AsyncIterator[tuple[Query, dict[str, Any]]]:
+        """Yield ``(query, result)`` per country-of-origin lookup, concurrently (2 credits each)."""
+        prepared = prepare_queries(queries, hints=False)
+        calls = [lambda q=q: self._origin_steps(q) for q in prepared]
+        async for index, result in self._concurrently(calls):
+            yield prepared[index], result
+
+    async def country_of_origin(self, *, first_name: str | None = None, full_name: str | None = None,
+                                email: str | None = None, id: int | str | None = None) -> dict[str, Any]:
+        """Countries of origin, language, meaning and ethnicity of a name (2 credits)."""
+        query = _query_from_fields(first_name=first_name, full_name=full_name, email=email, id=id)
+        return await self.run(self._origin_steps(query))
+
+    async def get_statistic(self) -> dict[str, Any]:
+        """Remaining credits and last month's usage (0 credits)."""
+        return await self.run(self._statistic_steps())
+
+    async def test_connection(self) -> tuple[bool, str]:
+        """Check the token with the free statistic call."""
+        try:
+            return True, self._describe_statistic(await self.get_statistic())
+        except (NameLookupError, ValueError) as err:
+            return False, str(err)
+
+    @classmethod
+    async def sign_up(cls, email: str, *, accept_terms: bool, newsletter: bool | None = None,
+                      locale: str | None = None, base_url: str = DEFAULT_BASE_URL) -> dict[str, Any]:
+        """Create a free account; no token needed (see :meth:`NameLookupHook.sign_up`)."""
+        async with cls.for_url(base_url) as hook:
+            return await hook.run(signup_call(email, accept_terms, newsletter, locale, hook.policy, hook.stats))

@@ -1,0 +1,195 @@
+"""The spec's input rules, applied before any credit is spent.
+
+The same functions run in the client (hooks, operators) and in the emulator, so a
+query the provider accepts is one the local service accepts, and a rejected query
+carries the status identifier the service would answer.
+
+Rules, checked in this order (the first broken rule is reported):
+
+1. The query is a JSON object (a bare string is a first name only where the
+   caller says so, see :func:`validate_query`).
+2. The name field: the first present (non-null) of ``first_name``, ``full_name``,
+   ``email`` is used; none present is ``mandatory-parameter-missing``. Its value
+   must be a string; it is NFC-normalised, trimmed and inner whitespace is
+   collapsed (tabs and newlines included); other control characters, NUL and lone
+   surrogates are refused; then
+   ``first_name`` must be 1-50 characters, ``full_name`` 1-100, ``email`` 3-100
+   and a syntactically valid address.
+3. Hints: ``country`` from the spec's table (case-insensitive),
+   ``locale`` as ``xx_YY`` or ``xx-YY`` with a region from the country table,
+   ``ip`` a valid IPv4 or IPv6 address. Empty strings and null count as absent.
+   Every given hint is checked, even one the precedence rule will not use.
+4. ``id``: an integer (not a boolean), or a string of at most 50 characters.
+
+Example::
+
+    >>> validate_query({"full_name": "  Theresa   Miller ", "country": "de"})
+    Query(kind='full_name', name='Theresa Miller', country='DE', locale=None, ip=None, id=None)
+    >>> validate_query({"first_name": "x" * 51})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    NameLookupValidationError: parameter-first-name-invalid [first_name]: first_name must be 1 to 50 ...
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+from airflow_provider_namelookup.countries import COUNTRIES
+from airflow_provider_namelookup.errors import NameLookupValidationError
+from airflow_provider_namelookup.models import NAME_KINDS, NameKind, Query
+
+NAME_LIMITS: dict[NameKind, tuple[int, int]] = {
+    "first_name": (1, 50),
+    "full_name": (1, 100),
+    "email": (3, 100),
+}
+NAME_STATUS: dict[NameKind, str] = {
+    "first_name": "parameter-first-name-invalid",
+    "full_name": "parameter-full-name-invalid",
+    "email": "parameter-email-invalid",
+}
+ID_MAX_LENGTH = 50
+SIGNUP_LOCALES = ("en", "de", "es")
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s.]+(?:\.[^@\s.]+)+$")
+_LOCALE = re.compile(r"^([A-Za-z]{2})[_-]([A-Za-z]{2})$")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _invalid(status_id: str, field: str, detail: str) -> NameLookupValidationError:
+    return NameLookupValidationError(status_id, detail, field=field)
+
+
+def _has_forbidden_characters(text: str) -> bool:
+    return any(unicodedata.category(ch) in ("Cc", "Cs") and not ch.isspace() for ch in text)
+
+
+def normalise_text(value: str) -> str:
+    """NFC, trimmed, runs of whitespace collapsed to one space."""
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", value)).strip()
+
+
+def is_valid_email(value: str) -> bool:
+    """Syntax check: one ``@``, a non-empty local part, a dotted domain, no whitespace."""
+    return bool(_EMAIL.match(value)) and len(value.split("@", 1)[0]) <= 64
+
+
+def validate_name(kind: NameKind, value: Any) -> str:
+    """Check and normalise one name field; raise the field's ``parameter-*-invalid``."""
+    status = NAME_STATUS[kind]
+    if not isinstance(value, str):
+        raise _invalid(status, kind, f"{kind} must be a string, got {type(value).__name__}")
+    if _has_forbidden_characters(value):
+        raise _invalid(status, kind, f"{kind} must not contain control characters or NUL")
+    text = normalise_text(value)
+    low, high = NAME_LIMITS[kind]
+    if not low <= len(text) <= high:
+        raise _invalid(status, kind, f"{kind} must be {low} to {high} characters, got {len(text)}")
+    if kind == "email" and not is_valid_email(text):
+        raise _invalid(status, kind, "email must be a valid e-mail address (local@domain.tld)")
+    return text
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def validate_country(value: Any) -> str | None:
+    """A code of the spec's country table (any case) → upper case; blank → None."""
+    if _blank(value):
+        return None
+    code = value.strip().upper() if isinstance(value, str) else None
+    if code not in COUNTRIES:
+        raise _invalid("invalid-country-code", "country",
+                       f"country must be a two-letter code from the country table, got {value!r:.60}")
+    return code
+
+
+def validate_locale(value: Any) -> str | None:
+    """``xx_YY`` or ``xx-YY`` with a known region → ``xx_YY``; blank → None."""
+    if _blank(value):
+        return None
+    match = _LOCALE.match(value.strip()) if isinstance(value, str) else None
+    if not match or match.group(2).upper() not in COUNTRIES:
+        raise _invalid("invalid-locale", "locale",
+                       f"locale must look like en_US or en-US with a known region, got {value!r:.60}")
+    return f"{match.group(1).lower()}_{match.group(2).upper()}"
+
+
+def validate_ip(value: Any) -> str | None:
+    """A valid IPv4 or IPv6 address → its canonical text; blank → None."""
+    if _blank(value):
+        return None
+    try:
+        if isinstance(value, str):
+            return str(ipaddress.ip_address(value.strip()))
+    except ValueError:
+        pass
+    raise _invalid("invalid-ip-address", "ip", f"ip must be an IPv4 or IPv6 address, got {value!r:.60}")
+
+
+def validate_id(value: Any) -> int | str | None:
+    """An integer (not a boolean) or a string of at most 50 characters; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise _invalid("invalid-id", "id", f"id must be an integer or a string, got {type(value).__name__}")
+    if isinstance(value, str) and len(value) > ID_MAX_LENGTH:
+        raise _invalid("invalid-id", "id", f"id must be at most {ID_MAX_LENGTH} characters, got {len(value)}")
+    return value
+
+
+def pick_name_field(raw: Mapping[str, Any]) -> NameKind:
+    """The name field a query uses: the first present of first_name, full_name, email."""
+    for kind in NAME_KINDS:
+        if raw.get(kind) is not None:
+            return kind
+    raise _invalid("mandatory-parameter-missing", "first_name",
+                   "one of first_name, full_name or email must be set")
+
+
+def validate_query(raw: Any, *, hints: bool = True) -> Query:
+    """Validate one query object and return it normalised.
+
+    :param raw: the query object (a mapping); anything else is ``mandatory-parameter-missing``.
+    :param hints: False for country-of-origin queries, whose hints are ignored.
+    :raises NameLookupValidationError: with the status identifier the service would answer.
+    """
+    if not isinstance(raw, Mapping):
+        raise _invalid("mandatory-parameter-missing", "first_name",
+                       f"a query must be a JSON object, got {type(raw).__name__}")
+    kind = pick_name_field(raw)
+    name = validate_name(kind, raw[kind])
+    country = validate_country(raw.get("country")) if hints else None
+    locale = validate_locale(raw.get("locale")) if hints else None
+    ip = validate_ip(raw.get("ip")) if hints else None
+    return Query(kind=kind, name=name, country=country, locale=locale, ip=ip,
+                 id=validate_id(raw.get("id")))
+
+
+def validate_signup(email: Any, accept_terms: Any, newsletter: Any = None,
+                    locale: Any = None) -> dict[str, Any]:
+    """Check a sign-up request and return its JSON payload.
+
+    :raises NameLookupValidationError: ``email-invalid``, ``terms-not-accepted``,
+        ``invalid-locale`` (sign-up locales are ``en``, ``de``, ``es``). ``newsletter`` is
+        a subscription only when it is exactly ``true``.
+    """
+    if not isinstance(email, str) or _has_forbidden_characters(email) \
+            or not 3 <= len(email.strip()) <= 100 or not is_valid_email(email.strip()):
+        raise _invalid("email-invalid", "email", "email must be a valid e-mail address of 3 to 100 characters")
+    if accept_terms is not True:
+        raise _invalid("terms-not-accepted", "accept_terms", "accept_terms must be true to sign up")
+    payload: dict[str, Any] = {"email": email.strip(), "accept_terms": True}
+    if newsletter is not None:
+        payload["newsletter"] = newsletter is True
+    if not _blank(locale):
+        if not isinstance(locale, str) or locale.strip().lower() not in SIGNUP_LOCALES:
+            raise _invalid("invalid-locale", "locale", f"sign-up locale must be one of {', '.join(SIGNUP_LOCALES)}")
+        payload["locale"] = locale.strip().lower()
+    return payload

@@ -1,0 +1,163 @@
+"""The spec's input rules, as the client and the emulator apply them."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from airflow_provider_namelookup.errors import NameLookupValidationError
+from airflow_provider_namelookup.models import Query
+from airflow_provider_namelookup.validation import (
+    validate_country,
+    validate_id,
+    validate_ip,
+    validate_locale,
+    validate_query,
+    validate_signup,
+)
+
+
+def rejects(raw: object, status_id: str, field: str | None = None) -> None:
+    with pytest.raises(NameLookupValidationError) as info:
+        validate_query(raw)
+    assert info.value.status_id == status_id
+    if field:
+        assert info.value.field == field
+
+
+@pytest.mark.parametrize(("kind", "low", "high", "status_id"), [
+    ("first_name", 1, 50, "parameter-first-name-invalid"),
+    ("full_name", 1, 100, "parameter-full-name-invalid"),
+])
+def test_name_length_limits(kind: str, low: int, high: int, status_id: str) -> None:
+    assert validate_query({kind: "a" * high}).name == "a" * high
+    assert validate_query({kind: "a" * low}).name == "a"
+    rejects({kind: "a" * (high + 1)}, status_id, kind)
+    rejects({kind: ""}, status_id, kind)
+    rejects({kind: "   "}, status_id, kind)
+    rejects({kind: 42}, status_id, kind)
+    rejects({kind: ["Anna"]}, status_id, kind)
+
+
+def test_email_rules() -> None:
+    assert validate_query({"email": "Theresa.Miller14@Example.com"}).name == "Theresa.Miller14@Example.com"
+    for bad in ("a@b", "no-at-sign.com", "two@@x.com", "sp ace@x.com", "x@" + "d" * 98 + ".com", "@x.com"):
+        rejects({"email": bad}, "parameter-email-invalid", "email")
+
+
+def test_names_are_normalised() -> None:
+    q = validate_query({"full_name": "  Jose\u0301   Garcia \t"})
+    assert q.name == "José Garcia"
+    assert q.kind == "full_name"
+    assert validate_query({"first_name": "Anna\r\n"}).name == "Anna"
+
+
+@pytest.mark.parametrize("text", ["An\x00na", "An\x1bna", "\x07", "Ann\ud800a", "Anna\x7f"])
+def test_control_characters_and_lone_surrogates_are_refused(text: str) -> None:
+    rejects({"first_name": text}, "parameter-first-name-invalid")
+
+
+def test_name_field_precedence() -> None:
+    q = validate_query({"email": "x@y.com", "full_name": "John Smith", "first_name": "Anna"})
+    assert (q.kind, q.name) == ("first_name", "Anna")
+    assert validate_query({"email": "x@y.com", "full_name": "John Smith"}).kind == "full_name"
+    assert validate_query({"first_name": None, "email": "x@y.com"}).kind == "email"
+    rejects({"first_name": "", "full_name": "John Smith"}, "parameter-first-name-invalid")
+
+
+def test_mandatory_parameter_missing() -> None:
+    rejects({}, "mandatory-parameter-missing")
+    rejects({"country": "DE"}, "mandatory-parameter-missing")
+    rejects({"first_name": None}, "mandatory-parameter-missing")
+    rejects("Anna", "mandatory-parameter-missing")
+    rejects(["Anna"], "mandatory-parameter-missing")
+
+
+def test_country_rules() -> None:
+    assert validate_country("de") == "DE"
+    assert validate_country(" US ") == "US"
+    assert validate_country("") is None and validate_country(None) is None
+    for bad in ("XX", "DEU", "Germany", 49, "UK"):
+        with pytest.raises(NameLookupValidationError, match="invalid-country-code"):
+            validate_country(bad)
+
+
+def test_locale_rules() -> None:
+    assert validate_locale("en_US") == "en_US"
+    assert validate_locale("de-at") == "de_AT"
+    for bad in ("US", "en", "english_US", "en_XX", "en_USA", 5):
+        with pytest.raises(NameLookupValidationError, match="invalid-locale"):
+            validate_locale(bad)
+
+
+def test_ip_rules() -> None:
+    assert validate_ip("8.8.8.8") == "8.8.8.8"
+    assert validate_ip("2001:DB8::1") == "2001:db8::1"
+    for bad in ("256.1.1.1", "1.2.3", "localhost", 1234, "::g"):
+        with pytest.raises(NameLookupValidationError, match="invalid-ip-address"):
+            validate_ip(bad)
+
+
+def test_id_rules() -> None:
+    assert validate_id(7) == 7 and validate_id("x" * 50) == "x" * 50 and validate_id("") == ""
+    for bad in (True, 1.5, "x" * 51, [1], {"a": 1}):
+        with pytest.raises(NameLookupValidationError, match="invalid-id"):
+            validate_id(bad)
+
+
+def test_every_hint_is_checked_even_when_not_used() -> None:
+    rejects({"first_name": "Anna", "country": "DE", "locale": "xx"}, "invalid-locale", "locale")
+    rejects({"first_name": "Anna", "country": "DE", "ip": "nope"}, "invalid-ip-address", "ip")
+
+
+def test_rule_order_name_before_hints_before_id() -> None:
+    rejects({"first_name": "", "country": "XX", "id": 1.5}, "parameter-first-name-invalid")
+    rejects({"first_name": "Anna", "country": "XX", "id": 1.5}, "invalid-country-code")
+    rejects({"first_name": "Anna", "id": 1.5}, "invalid-id")
+
+
+def test_origin_queries_ignore_hints() -> None:
+    q = validate_query({"first_name": "Anna", "country": "XX"}, hints=False)
+    assert q == Query(kind="first_name", name="Anna")
+
+
+def test_cache_key_ignores_case_and_id_but_not_hints() -> None:
+    a = validate_query({"first_name": "ANNA", "id": 1})
+    b = validate_query({"first_name": "anna ", "id": 2})
+    c = validate_query({"first_name": "anna", "country": "DE"})
+    assert a.cache_key == b.cache_key != c.cache_key
+
+
+def test_signup_rules() -> None:
+    assert validate_signup("me@example.com", True, None, "DE") == {
+        "email": "me@example.com", "accept_terms": True, "locale": "de"}
+    with pytest.raises(NameLookupValidationError, match="terms-not-accepted"):
+        validate_signup("me@example.com", False)
+    with pytest.raises(NameLookupValidationError, match="terms-not-accepted"):
+        validate_signup("me@example.com", "yes")
+    with pytest.raises(NameLookupValidationError, match="email-invalid"):
+        validate_signup("not-an-address", True)
+    with pytest.raises(NameLookupValidationError, match="invalid-locale"):
+        validate_signup("me@example.com", True, locale="fr")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=10), children, max_size=3),
+    max_leaves=8,
+)
+query_like = st.fixed_dictionaries({}, optional={
+    "first_name": json_values, "full_name": json_values, "email": json_values, "country": json_values,
+    "locale": json_values, "ip": json_values, "id": json_values})
+
+
+@given(st.one_of(json_values, query_like))
+def test_any_json_is_accepted_or_refused_with_an_identifier(raw: object) -> None:
+    try:
+        q = validate_query(raw)
+    except NameLookupValidationError as err:
+        assert err.status_id and err.field and err.detail
+    else:
+        assert 1 <= len(q.name) <= 100
+        q.to_payload()  # always JSON-ready
