@@ -1,0 +1,44 @@
+"""A local emulator of the Name Lookup Service API v2, for tests, demos and benchmarks.
+
+A real HTTP server (Starlette, served by uvicorn) that answers in the real service's
+wire format from real first-name data (gender-guesser's ``nam_dict.txt``, read at run
+time), with accounts, credits, sign-up and activation in SQLite, and fault injection
+for reliability tests. For loopback use only: its ``/emulator/...`` admin endpoints
+are not authenticated. The endpoint reference is :mod:`.app`'s docstring, also served
+at ``GET /emulator/docs``.
+
+Example::
+
+    from airflow_provider_namelookup.emulator import EmulatorServer
+
+    with EmulatorServer() as server:
+        token = server.create_account(credits=1000)
+        httpx.post(f"{server.url}/v2/gender", json=[{"first_name": "Andrea", "country": "IT"}],
+                   headers={"Authorization": f"Bearer {token}"}).json()[0]["gender"]  # 'male'
+
+From a shell: ``namelookup-emulator --port 0`` (or ``python -m
+airflow_provider_namelookup.emulator``) prints ``namelookup-emulator listening on URL``.
+"""
+
+from airflow_provider_namelookup.emulator.app import create_app
+from airflow_provider_namelookup.emulator.faults import FaultConfig, FaultInjector, Stats
+from airflow_provider_namelookup.emulator.geoip import COUNTRY_NETWORKS, country_for_ip, ip_for_country
+from airflow_provider_namelookup.emulator.names import NameData, load_names
+from airflow_provider_namelookup.emulator.server import EmulatorProcess, EmulatorServer
+from airflow_provider_namelookup.emulator.state import EmulatorConfig, EmulatorState
+
+__all__ = [
+    "COUNTRY_NETWORKS",
+    "EmulatorConfig",
+    "EmulatorProcess",
+    "EmulatorServer",
+    "EmulatorState",
+    "FaultConfig",
+    "FaultInjector",
+    "NameData",
+    "Stats",
+    "country_for_ip",
+    "create_app",
+    "ip_for_country",
+    "load_names",
+]

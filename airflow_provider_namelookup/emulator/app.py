@@ -1,0 +1,747 @@
+"""The emulator's HTTP layer: a Starlette app that answers like Name Lookup Service API v2.
+
+For loopback use only: the admin endpoints under ``/emulator/...`` have no
+authentication and can create accounts with any number of credits.
+
+Service endpoints (JSON bodies need ``Content-Type: application/json``)
+-----------------------------------------------------------------------
+
+=========================================  =============  ==================================
+``POST /v2/sign-up``                       none           create an account (awaiting activation)
+``POST /v2/gender``                        token or key   object → one result; array → a bare array
+``POST /v2/gender/by-first-name``          token or key   as ``/v2/gender``, reads ``first_name`` only
+``POST /v2/gender/by-full-name``           token or key   as ``/v2/gender``, reads ``full_name`` only
+``POST /v2/gender/by-email-address``       token or key   as ``/v2/gender``, reads ``email`` only
+``POST /v2/gender/by-...-multiple``        token or key   the same three for arrays
+``POST /v2/country-of-origin``             token or key   one object; 2 credits
+``GET /v2/statistic``                      token or key   credits left and last month's usage; 0 credits
+=========================================  =============  ==================================
+
+* The aliases fix the name field: ``by-first-name*`` read ``first_name``,
+  ``by-full-name*`` read ``full_name``, ``by-email-address*`` read ``email``; other name
+  fields of the object are ignored, and an object without the alias's field is
+  ``mandatory-parameter-missing``. Every gender endpoint answers in the shape it was
+  sent: an object gives one result, an array a bare array of results (in request
+  order, each with its own ``input`` echo and ``details.credits_used``).
+  ``/v2/gender`` picks the first present of ``first_name``, ``full_name``, ``email``.
+* Hints localise gender answers with the precedence ``country`` > region of ``locale``
+  > country of ``ip`` (:mod:`~airflow_provider_namelookup.emulator.geoip`);
+  ``details.country`` is the hint country when its data was used, else null.
+  Country of origin ignores hints.
+* An empty array is ``mandatory-parameter-missing``; more than 100 queries is
+  ``too-many-queries``; one invalid element fails the whole request with that
+  element's identifier, its index named in ``detail`` (``query 3: ...``).
+
+Answers come from gender-guesser's name data (:mod:`~airflow_provider_namelookup.emulator.names`,
+:mod:`~airflow_provider_namelookup.emulator.origin`; full-name and e-mail splitting in
+:mod:`~airflow_provider_namelookup.emulator.answers`). A name that is not in the data
+answers ``result_found: false``, ``gender: "unknown"``, ``probability: 0`` and
+``details.samples: 0``; a name the data gives exactly as often to both genders answers
+``gender: "unknown"`` and ``result_found: false`` with ``probability: 0.5``.
+``details.duration`` is the request's real processing time in whole milliseconds
+(every element of an array carries the request's time). ``first_name`` is written as the
+data spells it; other names are capitalised when sent all lower or all upper case.
+
+Checks run in this order, and the first failure answers: the route
+(``endpoint-not-found``, also for a wrong method or a trailing slash) → the body
+(``content-type-missing``, ``missing-json``, ``invalid-json``) → authentication → the
+query rules of :func:`~airflow_provider_namelookup.validation.validate_query`
+(``too-many-queries-api-key``, ``too-many-queries``, then each query) → credits.
+
+Authentication: ``Authorization: Bearer <token>``; without the header, the legacy
+``?key=<token>`` query parameter is accepted instead (same tokens). Header absent and
+no key → ``authorization-header-missing``; a header that is not ``Bearer <token>``, an
+unknown token, or the token of an account still awaiting activation →
+``invalid-auth-token``; ``key=`` empty → ``key-parameter-missing``; unknown or not yet
+activated key → ``invalid-key``; more than 3 lookups in a request with a key →
+``too-many-queries-api-key``.
+
+Credits: a gender query costs 1, a country-of-origin query 2 (``details.credits_used``);
+an array is charged per query, all or nothing: if the request costs more than is left,
+it is refused whole with 401 ``limit-exceeded`` (with ``upgrade_url``) and nothing is
+charged. Refused requests of any kind are never charged. The allowance is monthly
+(calendar month, UTC).
+
+Fault injection, when switched on, acts on every ``/v2/...`` request before all of this
+(:mod:`~airflow_provider_namelookup.emulator.faults`).
+
+Errors are RFC 7807 problem details (``application/problem+json``)::
+
+    {"status": 400, "type": "<base>/en/api-docs/v2/index/problem-details/invalid-json",
+     "title": "invalid-json", "detail": "..."}
+
+with the spec's HTTP code for each identifier. ``generic-error`` is answered with 400
+for request problems the table has no identifier for (a body over 1 MiB, an unknown
+activation link) and with 500 when something fails unexpectedly inside the emulator:
+never a stack trace.
+
+Sign-up: ``validate_signup`` rules (``email-invalid``, ``terms-not-accepted``,
+``invalid-locale``); a disposable domain → ``signup-email-rejected``; an address already
+registered (any case) → ``email-already-registered``; more than 20 attempts from one
+client address in 10 minutes (configurable) → 429 ``signup-rate-limit`` with
+``Retry-After``. The account gets a random password and token (``secrets``) and waits
+for activation: the activation link goes to the outbox.
+
+Emulator endpoints (no authentication)
+--------------------------------------
+
+* ``GET /emulator/activate?code=...``: the activation link from the outbox.
+* ``GET /emulator/outbox[?email=...]``: sent messages ``[{to, subject, body, link, sent_at}]``.
+* ``POST /emulator/accounts`` ``{api_token?, credits?=100, email?, monthly_allowance?}``:
+  create an activated account; answers 201 with its ``api_token``.
+* ``POST /emulator/accounts/credits`` ``{api_token, add?, remaining?, monthly_allowance?}``:
+  top up (or set) credits; answers ``{remaining_credits}``.
+* ``POST /emulator/accounts/usage`` ``{api_token, month: "YYYY-MM", credits_used}``:
+  overwrite the recorded usage of a month.
+* ``GET|PUT|DELETE /emulator/faults``: fault injection
+  (:mod:`~airflow_provider_namelookup.emulator.faults`); PUT replaces the whole
+  configuration, DELETE switches faults off.
+* ``GET|DELETE /emulator/stats``: request, fault, query and credit counters.
+* ``GET|PUT /emulator/signup-limit`` ``{max_attempts, window_seconds}``: PUT also forgets
+  the attempts counted so far.
+* ``GET|PUT|DELETE /emulator/clock`` ``{now: ISO-8601}``: freeze the clock that decides
+  the calendar month (credits and usage); DELETE goes back to real time.
+* ``GET /emulator/health``, ``GET /emulator/docs`` (this text),
+  ``GET /emulator/map?name=...`` (the country-of-origin map),
+  ``GET /emulator/upgrade`` (where ``upgrade_url`` points).
+
+Example::
+
+    >>> app = create_app()
+    >>> sorted(r.path for r in app.routes if r.path.startswith("/v2/gender/"))[:2]
+    ['/v2/gender/by-email-address', '/v2/gender/by-email-address-multiple']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import html
+import json
+import logging
+import math
+import secrets
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import pendulum
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from airflow_provider_namelookup.emulator.answers import gender_answer, origin_answer
+from airflow_provider_namelookup.emulator.faults import (
+    SERVICE_UNAVAILABLE_HTML,
+    FaultConfig,
+    FaultKind,
+    drop_connection,
+    format_retry_after,
+)
+from airflow_provider_namelookup.emulator.origin import origin_of
+from airflow_provider_namelookup.emulator.problems import JSONAnswer, problem
+from airflow_provider_namelookup.emulator.signup import is_disposable
+from airflow_provider_namelookup.emulator.state import EmulatorConfig, EmulatorState
+from airflow_provider_namelookup.emulator.store import AWAITING_ACTIVATION, Account, AccountExists
+from airflow_provider_namelookup.errors import (
+    NameLookupError,
+    NameLookupLimitExceeded,
+    NameLookupRateLimited,
+    NameLookupValidationError,
+    make_error,
+)
+from airflow_provider_namelookup.models import NameKind, Query
+from airflow_provider_namelookup.validation import validate_query, validate_signup
+
+logger = logging.getLogger("airflow_provider_namelookup.emulator")
+
+GENDER_COST = 1
+ORIGIN_COST = 2
+HINT_AND_ID_FIELDS = ("country", "locale", "ip", "id")
+LIMIT_EXCEEDED_DETAIL = ("Limit exceeded. Thank you for using our service. "
+                         "Please consider to buy more credits.")
+
+GENDER_ROUTES: Mapping[str, NameKind | None] = {
+    "/v2/gender": None,
+    "/v2/gender/by-first-name": "first_name",
+    "/v2/gender/by-first-name-multiple": "first_name",
+    "/v2/gender/by-full-name": "full_name",
+    "/v2/gender/by-full-name-multiple": "full_name",
+    "/v2/gender/by-email-address": "email",
+    "/v2/gender/by-email-address-multiple": "email",
+}
+"""Gender endpoint path → the name field it reads (None: the first present one)."""
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _state(request: Request) -> EmulatorState:
+    state: EmulatorState = request.app.state.emulator
+    return state
+
+
+def _base(request: Request) -> str:
+    return str(request.base_url).rstrip("/")
+
+
+def _fail(status_id: str, detail: str, field: str | None = None) -> NameLookupError:
+    return make_error(status_id, detail, field=field)
+
+
+def _problem_for(err: NameLookupError, request: Request) -> Response:
+    extra: dict[str, Any] = {}
+    headers: dict[str, str] = {}
+    if isinstance(err, NameLookupLimitExceeded):
+        extra["upgrade_url"] = f"{_base(request)}/emulator/upgrade"
+    if isinstance(err, NameLookupRateLimited) and err.retry_after is not None:
+        headers["Retry-After"] = str(max(1, math.ceil(err.retry_after)))
+    return problem(err.status_id, err.detail, _base(request), http_status=err.http_status,
+                   headers=headers, **extra)
+
+
+def _guarded(handler: Handler) -> Handler:
+    """Answer every failure as problem details: service errors with their identifier,
+    anything unexpected as 500 ``generic-error`` (named in the log, never sent to the client)."""
+
+    @functools.wraps(handler)
+    async def run(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except NameLookupError as err:
+            return _problem_for(err, request)
+        except Exception as exc:
+            return _unexpected(request, exc)
+
+    return run
+
+
+def _unexpected(request: Request, exc: Exception) -> Response:
+    """500 ``generic-error`` for a failure inside the emulator. The request's one log line
+    names the exception; the traceback is logged at DEBUG level only."""
+    request.state.failure = f"{type(exc).__name__}: {exc}"[:200]
+    logger.debug("unexpected failure answering %s %s", request.method, request.url.path, exc_info=exc)
+    return problem("generic-error", "The service failed unexpectedly; nothing was charged.",
+                   _base(request), http_status=500)
+
+
+# request reading, authentication, validation, credits
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+async def _read_json(request: Request, state: EmulatorState) -> Any:
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        raise _fail("content-type-missing", "Send the body as JSON with the header "
+                    "'Content-Type: application/json'.")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > state.config.max_body_bytes:
+            raise _fail("generic-error", f"The body is larger than {state.config.max_body_bytes} bytes.")
+    if not body.strip():
+        raise _fail("missing-json", "No JSON body found in the call; send the body with POST.")
+    try:
+        return json.loads(bytes(body), parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:
+        raise _fail("invalid-json", f"The body is not valid JSON: {str(exc)[:120]}") from None
+
+
+def _authenticate(request: Request, state: EmulatorState) -> tuple[Account, bool]:
+    """The account making the request, and whether it came by the legacy ``key``."""
+    header = request.headers.get("authorization", "").strip()
+    if header:
+        scheme, _, token = header.partition(" ")
+        token = token.strip()
+        account = state.store.account_for_token(token) if scheme.lower() == "bearer" and token else None
+        if account is None:
+            raise _fail("invalid-auth-token", "The bearer token is invalid.")
+        if account.status == AWAITING_ACTIVATION:
+            raise _fail("invalid-auth-token", "The bearer token is not active yet: confirm the "
+                        "e-mail address with the activation link first.")
+        return account, False
+    if "key" in request.query_params:
+        key = request.query_params["key"].strip()
+        if not key:
+            raise _fail("key-parameter-missing", "The key parameter is empty.", "key")
+        account = state.store.account_for_token(key)
+        if account is None or account.status == AWAITING_ACTIVATION:
+            raise _fail("invalid-key", "The API key is invalid.", "key")
+        return account, True
+    raise _fail("authorization-header-missing",
+                "The header 'Authorization: Bearer <token>' is missing.", "Authorization")
+
+
+def _validate_one(raw: Any, fixed: NameKind | None, *, hints: bool) -> Query:
+    if fixed is None or not isinstance(raw, Mapping):
+        return validate_query(raw, hints=hints)
+    if raw.get(fixed) is None:
+        raise _fail("mandatory-parameter-missing", f"{fixed} must be set for this endpoint.", fixed)
+    return validate_query({fixed: raw[fixed], **{f: raw.get(f) for f in HINT_AND_ID_FIELDS}}, hints=hints)
+
+
+def _validate_batch(body: Any, state: EmulatorState, by_key: bool,
+                    fixed: NameKind | None) -> tuple[list[Query], list[Any]]:
+    if not isinstance(body, list):
+        return [_validate_one(body, fixed, hints=True)], [body]
+    if not body:
+        raise _fail("mandatory-parameter-missing", "The array holds no queries.")
+    if by_key and len(body) > state.config.key_max_queries:
+        raise _fail("too-many-queries-api-key", f"At most {state.config.key_max_queries} lookups per "
+                    f"request with an API key; this request has {len(body)}.", "key")
+    if len(body) > state.config.max_queries:
+        raise _fail("too-many-queries", f"At most {state.config.max_queries} queries per request; "
+                    f"this request has {len(body)}.")
+    queries = []
+    for index, raw in enumerate(body):
+        try:
+            queries.append(_validate_one(raw, fixed, hints=True))
+        except NameLookupValidationError as err:
+            raise NameLookupValidationError(err.status_id, f"query {index}: {err.detail}",
+                                            field=err.field) from None
+    return queries, body
+
+
+def _charge(request: Request, state: EmulatorState, account: Account, queries: int, credits: int) -> None:
+    if not state.store.spend(account.id, credits):
+        left = state.store.remaining(account.id)
+        raise NameLookupLimitExceeded(
+            "limit-exceeded", f"{LIMIT_EXCEEDED_DETAIL} This request needs {credits} credits; "
+            f"{left} are left. Nothing was charged.", http_status=401)
+    request.state.credits_charged = credits
+    state.stats.processed(queries, credits)
+
+
+def _refund(request: Request, state: EmulatorState, account: Account, queries: int, credits: int) -> None:
+    state.store.refund(account.id, credits)
+    request.state.credits_charged = 0
+    state.stats.processed(-queries, -credits)
+
+
+def _duration(started: float) -> str:
+    return f"{round((time.perf_counter() - started) * 1000)}ms"
+
+
+# service endpoints
+
+
+def _gender_endpoint(fixed: NameKind | None) -> Handler:
+    async def gender(request: Request) -> Response:
+        started = time.perf_counter()
+        state = _state(request)
+        body = await _read_json(request, state)
+        account, by_key = _authenticate(request, state)
+        queries, items = _validate_batch(body, state, by_key, fixed)
+        cost = GENDER_COST * len(queries)
+        _charge(request, state, account, len(queries), cost)
+        try:
+            results = [gender_answer(query, raw, state.names, credits=GENDER_COST)
+                       for query, raw in zip(queries, items, strict=True)]
+        except BaseException:
+            _refund(request, state, account, len(queries), cost)
+            raise
+        duration = _duration(started)
+        for result in results:
+            result["details"]["duration"] = duration
+        return JSONAnswer(results if isinstance(body, list) else results[0])
+
+    return gender
+
+
+async def country_of_origin(request: Request) -> Response:
+    started = time.perf_counter()
+    state = _state(request)
+    body = await _read_json(request, state)
+    account, _ = _authenticate(request, state)
+    query = _validate_one(body, None, hints=False)
+    _charge(request, state, account, 1, ORIGIN_COST)
+    try:
+        result = origin_answer(query, body, state.names, base_url=_base(request), credits=ORIGIN_COST)
+    except BaseException:
+        _refund(request, state, account, 1, ORIGIN_COST)
+        raise
+    result["details"]["duration"] = _duration(started)
+    return JSONAnswer(result)
+
+
+async def statistic(request: Request) -> Response:
+    started = time.perf_counter()
+    state = _state(request)
+    account, _ = _authenticate(request, state)
+    remaining = state.store.remaining(account.id)
+    last_month = state.store.last_month()
+    return JSONAnswer({
+        "is_limit_reached": remaining <= 0,
+        "remaining_credits": remaining,
+        "details": {"credits_used": 0, "duration": _duration(started)},
+        "usage_last_month": {"date": last_month, "credits_used": state.store.usage(account.id, last_month)},
+    })
+
+
+async def sign_up(request: Request) -> Response:
+    state = _state(request)
+    body = await _read_json(request, state)
+    address = request.client.host if request.client else "unknown"
+    wait = state.signup_limiter.attempt(address)
+    if wait is not None:
+        raise NameLookupRateLimited("signup-rate-limit", "Too many sign-up attempts from your network; "
+                                    "try again later.", retry_after=wait, http_status=429)
+    if not isinstance(body, Mapping):
+        raise _fail("email-invalid", "The sign-up body must be a JSON object with email and accept_terms.",
+                    "email")
+    payload = validate_signup(body.get("email"), body.get("accept_terms"), body.get("newsletter"),
+                              body.get("locale"))
+    email = payload["email"]
+    if is_disposable(email, state.config.disposable_domains):
+        raise _fail("signup-email-rejected", "This e-mail address is not accepted for sign-up "
+                    "(disposable addresses are not).", "email")
+    if state.store.email_registered(email):
+        raise _fail("email-already-registered", "An account with this e-mail address already exists.",
+                    "email")
+    token, password, code = secrets.token_urlsafe(32), secrets.token_urlsafe(12), secrets.token_urlsafe(24)
+    try:
+        state.store.create_account(
+            email=email, token=token, password=password, activation_code=code, active=False,
+            monthly_allowance=state.config.free_requests_per_month,
+            newsletter=bool(payload.get("newsletter")), locale=payload.get("locale"))
+    except AccountExists:
+        raise _fail("email-already-registered", "An account with this e-mail address already exists.",
+                    "email") from None
+    base = _base(request)
+    link = f"{base}/emulator/activate?code={code}"
+    state.store.send_mail(email, "Activate your Name Lookup account",
+                          f"Welcome!\n\nFollow this link to confirm your e-mail address and activate "
+                          f"your API token:\n\n{link}\n", link)
+    return JSONAnswer({
+        "email": email,
+        "password": password,
+        "api_token": token,
+        "free_requests_per_month": state.config.free_requests_per_month,
+        "status": AWAITING_ACTIVATION,
+        "message": f"We sent an activation link to {email}. Follow it to confirm the address; "
+                   f"the API token works from then on.",
+        "docs_url": f"{base}/emulator/docs",
+    })
+
+
+async def activate(request: Request) -> Response:
+    code = request.query_params.get("code", "")
+    account = _state(request).store.activate(code) if code else None
+    if account is None:
+        raise _fail("generic-error", "This activation link is unknown.")
+    return JSONAnswer({"email": account.email, "status": account.status,
+                       "message": "The e-mail address is confirmed; the API token works now."})
+
+
+# emulator (admin) endpoints
+
+
+async def _admin_json(request: Request) -> dict[str, Any]:
+    body = await request.body()
+    if not body.strip():
+        return {}
+    try:
+        data = json.loads(body, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
+        raise _fail("invalid-json", "The body is not valid JSON.") from None
+    if not isinstance(data, dict):
+        raise _fail("generic-error", "The body must be a JSON object.")
+    return data
+
+
+def _int_member(data: Mapping[str, Any], name: str, default: int | None, *,
+                minimum: int | None = 0) -> int | None:
+    value = data.get(name, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or (minimum is not None and value < minimum):
+        raise _fail("generic-error", f"{name} must be an integer" +
+                    (f" of at least {minimum}" if minimum is not None else "") + f", got {value!r:.40}")
+    return value
+
+
+def _account_by_token(state: EmulatorState, data: Mapping[str, Any]) -> Account:
+    token = data.get("api_token")
+    account = state.store.account_for_token(token) if isinstance(token, str) and token else None
+    if account is None:
+        raise _fail("generic-error", "api_token must be the token of an existing account.")
+    return account
+
+
+async def admin_create_account(request: Request) -> Response:
+    state = _state(request)
+    data = await _admin_json(request)
+    credits = _int_member(data, "credits", state.config.free_requests_per_month)
+    allowance = _int_member(data, "monthly_allowance", None)
+    token, email = data.get("api_token"), data.get("email")
+    if token is not None and (not isinstance(token, str) or not token.strip() or token != token.strip()):
+        raise _fail("generic-error", "api_token must be a non-empty string without surrounding spaces.")
+    if email is not None and not isinstance(email, str):
+        raise _fail("generic-error", "email must be a string.")
+    try:
+        token = state.create_account(token=token, credits=credits or 0, email=email,
+                                     monthly_allowance=allowance)
+    except AccountExists:
+        raise _fail("generic-error", "An account with this token or e-mail address exists.") from None
+    account = state.account(token)
+    return JSONAnswer({"api_token": token, "email": account.email, "status": account.status,
+                       "remaining_credits": account.remaining,
+                       "monthly_allowance": account.monthly_allowance}, status_code=201)
+
+
+async def admin_credits(request: Request) -> Response:
+    state = _state(request)
+    data = await _admin_json(request)
+    account = _account_by_token(state, data)
+    updated = state.store.top_up(account.id, add=_int_member(data, "add", 0, minimum=None) or 0,
+                                 remaining=_int_member(data, "remaining", None),
+                                 monthly_allowance=_int_member(data, "monthly_allowance", None))
+    return JSONAnswer({"remaining_credits": updated.remaining, "monthly_allowance": updated.monthly_allowance})
+
+
+async def admin_usage(request: Request) -> Response:
+    state = _state(request)
+    data = await _admin_json(request)
+    account = _account_by_token(state, data)
+    month = data.get("month")
+    try:
+        valid = isinstance(month, str) and pendulum.from_format(month, "YYYY-MM").format("YYYY-MM") == month
+    except ValueError:
+        valid = False
+    if not valid:
+        raise _fail("generic-error", "month must be a month as YYYY-MM.")
+    credits_used = _int_member(data, "credits_used", 0) or 0
+    state.store.set_usage(account.id, str(month), credits_used)
+    return JSONAnswer({"month": month, "credits_used": credits_used})
+
+
+async def admin_outbox(request: Request) -> Response:
+    email = request.query_params.get("email")
+    return JSONAnswer(_state(request).store.outbox(email.strip() if email else None))
+
+
+async def admin_faults(request: Request) -> Response:
+    faults = _state(request).faults
+    if request.method == "PUT":
+        data = await _admin_json(request)
+        try:
+            faults.configure(FaultConfig.from_json(data))
+        except (TypeError, ValueError) as exc:
+            raise _fail("generic-error", f"Invalid fault configuration: {exc}") from None
+    elif request.method == "DELETE":
+        faults.reset()
+    return JSONAnswer(faults.config.to_json())
+
+
+async def admin_stats(request: Request) -> Response:
+    stats = _state(request).stats
+    if request.method == "DELETE":
+        stats.reset()
+    return JSONAnswer(stats.snapshot())
+
+
+async def admin_signup_limit(request: Request) -> Response:
+    limiter = _state(request).signup_limiter
+    if request.method == "PUT":
+        data = await _admin_json(request)
+        window = data.get("window_seconds")
+        if window is not None and (isinstance(window, bool) or not isinstance(window, (int, float))
+                                   or not 0 < window < math.inf):
+            raise _fail("generic-error", "window_seconds must be a positive number.")
+        limiter.configure(max_attempts=_int_member(data, "max_attempts", None), window_seconds=window)
+    return JSONAnswer(limiter.to_json())
+
+
+async def admin_clock(request: Request) -> Response:
+    store = _state(request).store
+    if request.method == "PUT":
+        data = await _admin_json(request)
+        try:
+            moment = pendulum.parse(data["now"]) if isinstance(data.get("now"), str) else None
+        except (ValueError, TypeError):
+            moment = None
+        if not isinstance(moment, pendulum.DateTime):
+            raise _fail("generic-error", "now must be an ISO-8601 date and time.")
+        store.freeze_clock(moment)
+    elif request.method == "DELETE":
+        store.freeze_clock(None)
+    return JSONAnswer({"now": store.clock().to_iso8601_string(), "frozen": store.clock_frozen})
+
+
+async def admin_health(request: Request) -> Response:
+    return JSONAnswer({"status": "ok", "names": len(_state(request).names)})
+
+
+async def admin_docs(request: Request) -> Response:
+    return PlainTextResponse(sys.modules[__name__].__doc__ or "", media_type="text/markdown")
+
+
+async def admin_upgrade(request: Request) -> Response:
+    return PlainTextResponse(
+        "This is the Name Lookup emulator: credits are not sold here. Add credits with\n"
+        f"POST {_base(request)}/emulator/accounts/credits  {{\"api_token\": \"...\", \"add\": 1000}}\n")
+
+
+async def admin_map(request: Request) -> Response:
+    state = _state(request)
+    name = request.query_params.get("name", "")
+    entry = state.names.find(name) if name else None
+    rows = "".join(
+        f"<tr><td>{html.escape(str(r['country_name']))}</td><td>{r['country']}</td>"
+        f"<td>{100 * float(r['probability']):.2f} %</td></tr>" for r in origin_of(entry).countries)
+    title = html.escape(entry.name if entry else name or "?")
+    return HTMLResponse(
+        f"<!doctype html><html><head><meta charset='utf-8'><title>Origin of {title}</title></head>"
+        f"<body><h1>Countries of origin of {title}</h1><table><tr><th>Country</th><th>Code</th>"
+        f"<th>Share</th></tr>{rows}</table></body></html>")
+
+
+async def not_found(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    if status in (404, 405):
+        return problem("endpoint-not-found", f"The endpoint {request.method} {request.url.path} does not exist.",
+                       _base(request))
+    return problem("generic-error", str(getattr(exc, "detail", "") or "Request failed."), _base(request),
+                   http_status=status)
+
+
+async def _unexpected_outside_routes(request: Request, exc: Exception) -> Response:
+    """Starlette's last resort (a failure outside the routes' own guard): still problem details."""
+    return _unexpected(request, exc)
+
+
+# the middleware: statistics, fault injection, one log line per request
+
+
+class ServiceMiddleware:
+    """Counts requests, injects the configured faults into ``/v2/...`` requests and logs
+    one line per request (method, path without query string, outcome, time: never a token).
+
+    :param app: the wrapped ASGI app.
+    :param state: the emulator's state (faults and stats).
+    """
+
+    def __init__(self, app: ASGIApp, state: EmulatorState) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        scope.setdefault("state", {})
+        service = scope["path"].startswith("/v2/")
+        outcome: dict[str, Any] = {}
+
+        async def observe(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                outcome["status"] = message["status"]
+            await send(message)
+
+        try:
+            if not service:
+                await self.app(scope, receive, observe)
+                return
+            self.state.stats.request()
+            fault = await self._before(scope, receive, observe)
+            if fault is None:
+                if self.state.faults.draw_after():
+                    await self._drop_after(scope, receive, outcome)
+                else:
+                    await self.app(scope, receive, observe)
+            if "status" in outcome and "dropped" not in outcome:
+                self.state.stats.answered(outcome["status"])
+            elif fault == "drop_before":
+                outcome["dropped"] = "before"
+        finally:
+            failure = scope["state"].get("failure")
+            logger.log(logging.WARNING if failure else logging.INFO, "%s %s %s %.1fms%s",
+                       scope.get("method", "-"), scope["path"],
+                       f"dropped-{outcome['dropped']}" if "dropped" in outcome else outcome.get("status", "-"),
+                       (time.perf_counter() - started) * 1000, f" failed: {failure}" if failure else "")
+
+    async def _before(self, scope: Scope, receive: Receive, send: Send) -> FaultKind | None:
+        faults = self.state.faults
+        latency = faults.latency_seconds()
+        if latency > 0:
+            await asyncio.sleep(latency)
+        kind = faults.draw_before()
+        if kind is None:
+            return None
+        self.state.stats.fault(kind)
+        request = Request(scope)
+        response: Response
+        if kind == "error_500":
+            response = problem("generic-error", "Injected fault: internal server error.", _base(request),
+                               http_status=500)
+        elif kind == "error_503":
+            response = HTMLResponse(SERVICE_UNAVAILABLE_HTML, status_code=503)
+        elif kind == "rate_limit_429":
+            seconds = faults.config.retry_after
+            response = problem("too-many-requests", "Injected fault: too many requests.", _base(request),
+                               http_status=429, headers={"Retry-After": format_retry_after(seconds)})
+        else:
+            await drop_connection(receive)
+            return kind
+        await response(scope, receive, send)
+        return kind
+
+    async def _drop_after(self, scope: Scope, receive: Receive, outcome: dict[str, Any]) -> None:
+        async def swallow(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                outcome["lost_status"] = message["status"]
+
+        await self.app(scope, receive, swallow)
+        self.state.stats.fault("drop_after")
+        charged = int(scope["state"].get("credits_charged") or 0)
+        if charged:
+            self.state.stats.lost_after_charge(charged)
+        outcome["dropped"] = "after"
+        await drop_connection(receive)
+
+
+def create_app(config: EmulatorConfig | None = None, *, state: EmulatorState | None = None) -> Starlette:
+    """Build the emulator's ASGI app.
+
+    :param config: settings for a new :class:`EmulatorState` (ignored when ``state`` is given).
+    :param state: an existing state to serve (shared with the caller, e.g. a test).
+
+    Example::
+
+        app = create_app(EmulatorConfig(db_path="/tmp/emulator.db"))
+        token = app.state.emulator.create_account(credits=1000)
+        # uvicorn.run(app, host="127.0.0.1", port=8765)
+    """
+    state = state if state is not None else EmulatorState(config)
+    service_routes = [Route("/v2/sign-up", _guarded(sign_up), methods=["POST"]),
+                      *(Route(path, _guarded(_gender_endpoint(fixed)), methods=["POST"])
+                        for path, fixed in GENDER_ROUTES.items()),
+                      Route("/v2/country-of-origin", _guarded(country_of_origin), methods=["POST"]),
+                      Route("/v2/statistic", _guarded(statistic), methods=["GET"])]
+    admin_routes = [Route("/emulator/activate", _guarded(activate), methods=["GET"]),
+                    Route("/emulator/outbox", _guarded(admin_outbox), methods=["GET"]),
+                    Route("/emulator/accounts", _guarded(admin_create_account), methods=["POST"]),
+                    Route("/emulator/accounts/credits", _guarded(admin_credits), methods=["POST"]),
+                    Route("/emulator/accounts/usage", _guarded(admin_usage), methods=["POST"]),
+                    Route("/emulator/faults", _guarded(admin_faults), methods=["GET", "PUT", "DELETE"]),
+                    Route("/emulator/stats", _guarded(admin_stats), methods=["GET", "DELETE"]),
+                    Route("/emulator/signup-limit", _guarded(admin_signup_limit), methods=["GET", "PUT"]),
+                    Route("/emulator/clock", _guarded(admin_clock), methods=["GET", "PUT", "DELETE"]),
+                    Route("/emulator/health", _guarded(admin_health), methods=["GET"]),
+                    Route("/emulator/docs", _guarded(admin_docs), methods=["GET"]),
+                    Route("/emulator/upgrade", _guarded(admin_upgrade), methods=["GET"]),
+                    Route("/emulator/map", _guarded(admin_map), methods=["GET"])]
+    app = Starlette(routes=[*service_routes, *admin_routes],
+                    middleware=[Middleware(ServiceMiddleware, state=state)],
+                    exception_handlers={HTTPException: not_found, Exception: _unexpected_outside_routes})
+    app.router.redirect_slashes = False
+    app.state.emulator = state
+    return app

@@ -1,0 +1,103 @@
+"""``namelookup-emulator``: serve the Name Lookup emulator with uvicorn.
+
+Once it accepts connections it prints one line on stdout, which a parent process can
+read to learn the port (``--port 0`` picks a free one)::
+
+    namelookup-emulator listening on http://127.0.0.1:41237
+
+Its log (one line per request, never a token) goes to stderr. SIGTERM or Ctrl-C stop
+it gracefully.
+
+Example::
+
+    namelookup-emulator --host 127.0.0.1 --port 8765 --db /tmp/emulator.db \\
+        --seed-token dev-token --seed-credits 100000
+    python -m airflow_provider_namelookup.emulator --port 0 --faults '{"error_503": 0.1}'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+
+import uvicorn
+
+from airflow_provider_namelookup.emulator.app import create_app
+from airflow_provider_namelookup.emulator.faults import FaultConfig
+from airflow_provider_namelookup.emulator.server import SEED_TOKEN_ENV, bind_socket, url_for, uvicorn_config
+from airflow_provider_namelookup.emulator.state import EmulatorConfig, EmulatorState
+from airflow_provider_namelookup.emulator.store import AccountExists
+
+logger = logging.getLogger("airflow_provider_namelookup.emulator")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's options."""
+    defaults = EmulatorConfig()
+    parser = argparse.ArgumentParser(
+        prog="namelookup-emulator",
+        description="A local emulator of the Name Lookup Service API v2, for loopback use only "
+                    "(its /emulator admin endpoints are not authenticated).")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
+    parser.add_argument("--port", type=int, default=8765, help="port; 0 picks a free one (default: %(default)s)")
+    parser.add_argument("--db", default=":memory:", help="SQLite file for accounts and credits "
+                        "(default: in memory, lost on exit)")
+    parser.add_argument("--seed-token", default=os.environ.get(SEED_TOKEN_ENV),
+                        help=f"create an activated account with this API token (or set ${SEED_TOKEN_ENV})")
+    parser.add_argument("--seed-credits", type=int, default=defaults.free_requests_per_month,
+                        help="credits of the seeded account (default: %(default)s)")
+    parser.add_argument("--free-requests", type=int, default=defaults.free_requests_per_month,
+                        help="monthly credits of a sign-up (default: %(default)s)")
+    parser.add_argument("--max-queries", type=int, default=defaults.max_queries,
+                        help="queries per request (default: %(default)s)")
+    parser.add_argument("--signup-max-attempts", type=int, default=defaults.signup_max_attempts,
+                        help="sign-up attempts per client address in the window (default: %(default)s)")
+    parser.add_argument("--signup-window", type=float, default=defaults.signup_window_seconds,
+                        help="sign-up window in seconds (default: %(default)s)")
+    parser.add_argument("--faults", type=json.loads, default=None, metavar="JSON",
+                        help='fault injection at start, e.g. \'{"error_503": 0.1, "latency_ms": [5, 20]}\'')
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
+                        help="log level (default: %(default)s)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the emulator until it is stopped; return the exit code."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = EmulatorConfig(db_path=args.db, free_requests_per_month=args.free_requests,
+                            max_queries=args.max_queries, signup_max_attempts=args.signup_max_attempts,
+                            signup_window_seconds=args.signup_window)
+    try:
+        faults = FaultConfig.from_json(args.faults) if args.faults is not None else FaultConfig()
+    except (TypeError, ValueError) as exc:
+        print(f"namelookup-emulator: invalid --faults: {exc}", file=sys.stderr)
+        return 2
+    state = EmulatorState(config)
+    state.faults.configure(faults)
+    if args.seed_token:
+        try:
+            state.create_account(token=args.seed_token, credits=args.seed_credits)
+        except AccountExists:
+            logger.info("the seed account exists already in %s; left unchanged", args.db)
+    app = create_app(state=state)
+    try:
+        sock = bind_socket(args.host, args.port)
+    except OSError as exc:
+        print(f"namelookup-emulator: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    print(f"namelookup-emulator listening on {url_for(args.host, sock.getsockname()[1])}", flush=True)
+    try:
+        uvicorn.Server(uvicorn_config(app, args.log_level)).run(sockets=[sock])
+    finally:
+        sock.close()
+        state.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

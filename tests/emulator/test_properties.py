@@ -1,0 +1,84 @@
+"""Property-based: any JSON body gets a well-formed answer, never a 5xx."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from airflow_provider_namelookup.emulator import EmulatorServer, ip_for_country
+from airflow_provider_namelookup.errors import STATUS_HTTP
+from tests.emulator.wire import PROBLEM_TYPE, bearer
+
+ENDPOINTS = ["/v2/gender", "/v2/country-of-origin", "/v2/gender/by-full-name-multiple"]
+SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) \
+    | st.text(max_size=60)
+json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=4)
+                           | st.dictionaries(st.text(max_size=12), inner, max_size=4), max_leaves=12)
+name_like = st.sampled_from(["Anna", "Theresa Miller", "theresa.miller@example.com", "", "x" * 120,
+                             "Miller, John", "a@b.c", " ", "Ærøskøbing", "李 小龙"]) | st.text(max_size=110)
+hint_like = st.sampled_from(["DE", "it", "XX", "de_DE", "en-US", "zz_ZZ", ip_for_country("FR"), "::1",
+                             "300.1.1.1"]) | json_scalars
+queries = st.fixed_dictionaries({}, optional={
+    "first_name": name_like | json_values, "full_name": name_like | json_values,
+    "email": name_like | json_values, "country": hint_like, "locale": hint_like, "ip": hint_like,
+    "id": st.integers() | st.text(max_size=60) | json_values,
+})
+bodies = json_values | queries | st.lists(queries | json_values, max_size=8)
+
+
+@pytest.fixture(scope="module")
+def rich_client(emulator: EmulatorServer) -> Iterator[httpx.Client]:
+    token = emulator.create_account(credits=10**9)
+    with httpx.Client(base_url=emulator.url, headers=bearer(token), timeout=10) as client:
+        yield client
+
+
+def _check(response: httpx.Response, body: Any) -> None:
+    assert response.status_code < 500, response.text
+    answer = response.json()
+    event(f"HTTP {response.status_code} {answer.get('title', '') if isinstance(answer, dict) else 'array'}")
+    if response.status_code == 200:
+        results = answer if isinstance(answer, list) else [answer]
+        assert isinstance(body, list) == isinstance(answer, list)
+        for result in results:
+            assert result["gender"] in ("male", "female", "unknown")
+            assert 0 <= result["probability"] <= 1
+            assert isinstance(result["details"]["credits_used"], int)
+        return
+    assert 400 <= response.status_code < 500
+    assert answer["title"] in STATUS_HTTP and STATUS_HTTP[answer["title"]] == response.status_code
+    assert answer["status"] == response.status_code
+    match = PROBLEM_TYPE.match(answer["type"])
+    assert match and match["id"] == answer["title"] and isinstance(answer["detail"], str)
+
+
+@SETTINGS
+@given(body=bodies, path=st.sampled_from(ENDPOINTS))
+def test_any_json_body_gets_a_well_formed_answer(rich_client: httpx.Client, body: Any, path: str) -> None:
+    response = rich_client.post(path, content=json.dumps(body), headers={"Content-Type": "application/json"})
+    _check(response, body)
+
+
+@SETTINGS
+@given(query=queries)
+def test_any_query_object_gets_a_well_formed_answer(rich_client: httpx.Client, query: dict[str, Any]) -> None:
+    for path in ("/v2/gender", "/v2/country-of-origin"):
+        _check(rich_client.post(path, json=query), query)
+    _check(rich_client.post("/v2/gender", json=[query, query]), [query, query])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=st.binary(max_size=200), path=st.sampled_from([*ENDPOINTS, "/v2/sign-up"]))
+def test_any_bytes_get_a_well_formed_answer(rich_client: httpx.Client, raw: bytes, path: str) -> None:
+    response = rich_client.post(path, content=raw, headers={"Content-Type": "application/json"})
+    assert response.status_code < 500
+    if response.status_code >= 400:
+        assert response.json()["title"] in STATUS_HTTP
