@@ -1,0 +1,124 @@
+"""What every lookup operator shares: the service connection, credits policy, concurrency.
+
+Example::
+
+    class MyLookupOperator(NameLookupOperatorBase):
+        def execute(self, context):
+            async def go():
+                async with self.async_hook() as hook:
+                    return await hook.get_statistic()
+            return asyncio.run(go())
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, ClassVar
+
+from airflow.sdk import BaseHook, BaseOperator
+
+from airflow_provider_namelookup.enrichment.budget import MODES, InsufficientCreditsMode
+from airflow_provider_namelookup.enrichment.plan import LookupKind, RowSpec
+from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
+from airflow_provider_namelookup.hooks.settings import ClientSettings
+from airflow_provider_namelookup.models import NameKind
+
+
+class NameLookupOperatorBase(BaseOperator):
+    """Base of the lookup operators.
+
+    :param namelookup_conn_id: connection of type ``namelookup`` (token in its password).
+    :param max_credits: most credits one run may spend (templated); None for no budget.
+    :param on_insufficient_credits: ``fail`` (default) stops before spending anything when
+        the plan needs more than ``max_credits`` or the account's remaining credits;
+        ``partial`` spends what it may and leaves the rest for the next run.
+    :param check_remaining_credits: ask the account's remaining credits (a free call)
+        before spending.
+    :param max_concurrency: lookup requests in flight at once.
+    :param name_kind: ``first_name`` (default), ``full_name`` or ``email``: what a bare name is.
+    """
+
+    lookup: ClassVar[LookupKind]
+    ui_color = "#e8f4fd"
+
+    def __init__(self, *, name_kind: NameKind = "first_name",
+                 namelookup_conn_id: str = NameLookupAsyncHook.default_conn_name,
+                 max_credits: int | str | None = None,
+                 on_insufficient_credits: InsufficientCreditsMode = "fail",
+                 check_remaining_credits: bool = True, max_concurrency: int = 4, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        RowSpec(self.lookup, name_kind)  # a bad name_kind fails when the DAG is parsed
+        self.name_kind = name_kind
+        if on_insufficient_credits not in MODES:
+            raise ValueError(f"on_insufficient_credits must be one of {', '.join(MODES)}, "
+                             f"got {on_insufficient_credits!r}")
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
+        self.namelookup_conn_id = namelookup_conn_id
+        self.max_credits = max_credits
+        self.on_insufficient_credits = on_insufficient_credits
+        self.check_remaining_credits = check_remaining_credits
+        self.max_concurrency = max_concurrency
+
+    @property
+    def credit_limit(self) -> int | None:
+        """``max_credits`` after templating, as an integer."""
+        if self.max_credits is None or self.max_credits == "":
+            return None
+        try:
+            limit = int(self.max_credits)
+        except (TypeError, ValueError):
+            raise ValueError(f"max_credits must be an integer, got {self.max_credits!r}") from None
+        if limit < 0:
+            raise ValueError(f"max_credits must not be negative, got {limit}")
+        return limit
+
+    @cached_property
+    def client_settings(self) -> ClientSettings:
+        """The service connection's settings, read once per run."""
+        return ClientSettings.from_connection(BaseHook.get_connection(self.namelookup_conn_id))
+
+    @property
+    def forbidden_values(self) -> frozenset[str]:
+        """Values no query may carry: the connection's token."""
+        token = self.client_settings.token
+        return frozenset({token}) if token else frozenset()
+
+    def default_hints(self) -> dict[str, str | None]:
+        """Hints for rows that carry none (see :class:`GenderHintsMixin`)."""
+        return {}
+
+    def row_spec(self) -> RowSpec:
+        """How this run reads its rows."""
+        return RowSpec(self.lookup, self.name_kind, secrets=self.forbidden_values, **self.default_hints())
+
+    def async_hook(self) -> NameLookupAsyncHook:
+        """An async hook for this run over the connection's settings."""
+        return NameLookupAsyncHook(self.namelookup_conn_id, settings=self.client_settings,
+                                   max_concurrency=self.max_concurrency)
+
+
+class GenderHintsMixin(NameLookupOperatorBase):
+    """Default localisation hints of the gender operators, for rows that carry none.
+
+    Mixed in before the XCom or table base (``class X(GenderHintsMixin, _SqlLookupOperator)``);
+    it derives from the operator base so that Airflow's operator metaclass wraps its
+    ``__init__`` like any operator's.
+
+    :param country: a country code of the spec's table (templated).
+    :param locale: ``xx_YY`` or ``xx-YY`` (templated).
+    :param ip: an IPv4 or IPv6 address (templated).
+    """
+
+    hint_fields: ClassVar[tuple[str, ...]] = ("country", "locale", "ip")
+
+    def __init__(self, *, country: str | None = None, locale: str | None = None, ip: str | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.country = country
+        self.locale = locale
+        self.ip = ip
+
+    def default_hints(self) -> dict[str, str | None]:
+        return {"default_country": self.country or None, "default_locale": self.locale or None,
+                "default_ip": self.ip or None}

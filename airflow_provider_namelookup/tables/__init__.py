@@ -1,0 +1,1 @@
+"""SQL sources and sinks of the table operators, through common-sql ``DbApiHook``s."""
