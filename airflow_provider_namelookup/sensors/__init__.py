@@ -1,0 +1,5 @@
+"""Sensors."""
+
+from airflow_provider_namelookup.sensors.credits import NameLookupCreditsSensor
+
+__all__ = ["NameLookupCreditsSensor"]

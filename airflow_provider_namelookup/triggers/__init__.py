@@ -1,0 +1,5 @@
+"""Deferrable triggers."""
+
+from airflow_provider_namelookup.triggers.credits import NameLookupCreditsTrigger
+
+__all__ = ["NameLookupCreditsTrigger"]

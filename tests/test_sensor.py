@@ -1,0 +1,169 @@
+"""NameLookupCreditsSensor and NameLookupCreditsTrigger against the emulator, in real DAG runs."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout
+
+from airflow_provider_namelookup.errors import NameLookupAuthError
+from airflow_provider_namelookup.sensors import NameLookupCreditsSensor
+from airflow_provider_namelookup.triggers import NameLookupCreditsTrigger
+
+pytestmark = pytest.mark.usefixtures("airflow_db")
+
+
+@pytest.fixture
+def later() -> Iterator[Any]:
+    """``later(seconds, fn)``: run fn on a timer thread (e.g. top up credits mid-wait)."""
+    timers: list[threading.Timer] = []
+
+    def schedule(seconds: float, fn: Any) -> None:
+        timers.append(threading.Timer(seconds, fn))
+        timers[-1].start()
+
+    yield schedule
+    for timer in timers:
+        timer.cancel()
+
+
+def sensor(**kwargs: Any) -> str:
+    args = {"task_id": "wait", "poke_interval": 0.2, "timeout": 5, **kwargs}
+    return "NameLookupCreditsSensor(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")"
+
+
+def test_met_at_once_pushes_the_statistic(write_dag: Any, namelookup: Any) -> None:
+    dag = write_dag(sensor(min_credits=100))
+    assert str(dag.run().state) == "success"
+    assert dag.xcom("wait")["remaining_credits"] == 100
+
+
+@pytest.mark.parametrize("deferrable", [False, True])
+def test_waits_until_credits_are_topped_up(write_dag: Any, namelookup: Any, later: Any, deferrable: bool) -> None:
+    namelookup.set_credits(3)
+    later(1.0, lambda: namelookup.set_credits(500))
+    dag = write_dag(sensor(min_credits=400, deferrable=deferrable))
+    assert str(dag.run().state) == "success"
+    assert dag.xcom("wait")["remaining_credits"] == 500
+
+
+@pytest.mark.parametrize("deferrable", [False, True])
+def test_not_met_soft_fails_to_skipped(write_dag: Any, namelookup: Any, deferrable: bool) -> None:
+    dag = write_dag(f"""
+        wait = {sensor(min_credits=101, timeout=1, soft_fail=True, deferrable=deferrable)}
+
+        @task
+        def downstream():
+            return "ran"
+
+        wait >> downstream()
+    """)
+    dag.run()
+    assert dag.state("wait") == "skipped" and dag.state("downstream") == "skipped"
+
+
+@pytest.mark.parametrize("deferrable", [False, True])
+def test_not_met_times_out(write_dag: Any, namelookup: Any, deferrable: bool) -> None:
+    dag = write_dag(sensor(min_credits=101, timeout=1, deferrable=deferrable))
+    assert str(dag.run().state) == "failed" and dag.state("wait") == "failed"
+
+
+def test_reschedule_mode(write_dag: Any, namelookup: Any, later: Any) -> None:
+    namelookup.set_credits(0)
+    later(1.0, lambda: namelookup.set_credits(50))
+    dag = write_dag(sensor(min_credits=50, mode="reschedule", poke_interval=0.5, timeout=20))
+    assert str(dag.run().state) == "success"
+    assert dag.xcom("wait")["remaining_credits"] == 50
+
+
+@pytest.mark.parametrize("deferrable", [False, True])
+def test_auth_error_fails_at_once_even_with_soft_fail(write_dag: Any, namelookup: Any, emulator: Any,
+                                                      deferrable: bool) -> None:
+    import json
+    import os
+
+    os.environ["AIRFLOW_CONN_NL_BAD_TOKEN"] = json.dumps({"conn_type": "namelookup", "host": emulator.url,
+                                                          "password": "wrong-token"})
+    try:
+        dag = write_dag(sensor(min_credits=1, timeout=30, soft_fail=True, deferrable=deferrable,
+                               namelookup_conn_id="nl_bad_token"))
+        assert str(dag.run().state) == "failed" and dag.state("wait") == "failed"
+    finally:
+        os.environ.pop("AIRFLOW_CONN_NL_BAD_TOKEN")
+
+
+def test_transient_errors_wait_for_the_next_poke(write_dag: Any, namelookup: Any, emulator: Any, later: Any) -> None:
+    emulator.set_faults(error_503=1.0)
+    later(1.0, emulator.set_faults)
+    dag = write_dag(sensor(min_credits=10, timeout=20))
+    assert str(dag.run().state) == "success"
+
+
+def test_min_credits_from_an_upstream_xcom(write_dag: Any, namelookup: Any) -> None:
+    dag = write_dag("""
+        @task
+        def plan():
+            return {"credits_needed": 150}
+
+        plan() >> NameLookupCreditsSensor(task_id="wait", poke_interval=0.2, timeout=1, soft_fail=True,
+                                          min_credits="{{ ti.xcom_pull('plan')['credits_needed'] }}")
+    """)
+    dag.run()
+    assert dag.state("wait") == "skipped"  # 150 > 100
+
+
+# The trigger on its own -----------------------------------------------------------------------------
+
+def test_trigger_serialize_round_trips() -> None:
+    trigger = NameLookupCreditsTrigger("nl", min_credits="25", poke_interval=3)  # type: ignore[arg-type]
+    classpath, kwargs = trigger.serialize()
+    assert classpath == "airflow_provider_namelookup.triggers.credits.NameLookupCreditsTrigger"
+    assert kwargs == {"namelookup_conn_id": "nl", "min_credits": 25, "poke_interval": 3.0, "deadline": None}
+    assert NameLookupCreditsTrigger(**kwargs).serialize() == (classpath, kwargs)
+
+
+async def first_event(trigger: NameLookupCreditsTrigger) -> Any:
+    async for event in trigger.run():
+        return event.payload
+    return None
+
+
+async def test_trigger_events(namelookup: Any, emulator: Any) -> None:
+    met = await asyncio.wait_for(first_event(NameLookupCreditsTrigger("namelookup_default", 100, 0.1)), 10)
+    assert met["status"] == "success" and met["statistic"]["remaining_credits"] == 100
+    waiting = asyncio.ensure_future(first_event(NameLookupCreditsTrigger("namelookup_default", 300, 0.1)))
+    await asyncio.sleep(0.5)
+    assert not waiting.done()
+    namelookup.set_credits(300)
+    assert (await asyncio.wait_for(waiting, 10))["status"] == "success"
+    timeout = await asyncio.wait_for(first_event(NameLookupCreditsTrigger(
+        "namelookup_default", 10_000, 0.1, deadline=time.time() + 0.5)), 10)
+    assert timeout["status"] == "timeout" and timeout["statistic"]["remaining_credits"] == 300
+
+
+async def test_trigger_reports_auth_errors(emulator: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    monkeypatch.setenv("AIRFLOW_CONN_NL_WRONG", json.dumps({"conn_type": "namelookup", "host": emulator.url,
+                                                            "password": "nope"}))
+    event = await asyncio.wait_for(first_event(NameLookupCreditsTrigger("nl_wrong", 1, 0.1)), 10)
+    assert event["status"] == "error" and event["status_id"] == "invalid-auth-token"
+    assert "nope" not in event["message"]
+
+
+def test_execute_complete_accepts_only_known_events() -> None:
+    op = NameLookupCreditsSensor(task_id="wait", min_credits=1)
+    statistic = {"remaining_credits": 9}
+    assert op.execute_complete({}, {"status": "success", "statistic": statistic}) == statistic
+    with pytest.raises(NameLookupAuthError, match="invalid-auth-token"):
+        op.execute_complete({}, {"status": "error", "status_id": "invalid-auth-token", "message": "bad"})
+    with pytest.raises(AirflowSensorTimeout, match="timed out"):
+        op.execute_complete({}, {"status": "timeout", "statistic": None, "message": "too few"})
+    for event in (None, {}, {"status": "success"}, {"status": "maybe"}, "success"):
+        with pytest.raises(AirflowException, match="unexpected event"):
+            op.execute_complete({}, event)  # type: ignore[arg-type]
