@@ -1,0 +1,136 @@
+"""Test-session environment, set before anything imports Airflow.
+
+Every test session gets a throwaway AIRFLOW_HOME (its SQLite metadata database is
+created on demand by the ``airflow_db`` fixture), so tests never touch a user's real
+Airflow installation, and example DAGs are loaded from ``example_dags/``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent
+_HOME = tempfile.mkdtemp(prefix="namelookup-airflow-")
+DAGS_FOLDER = Path(_HOME) / "dags"
+os.environ.update({
+    "AIRFLOW_HOME": _HOME,
+    "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+    "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
+})
+REQUIRE_DATABASES = os.environ.get("NAMELOOKUP_REQUIRE_DATABASES") == "1"
+
+
+@pytest.fixture(scope="session")
+def airflow_db() -> Iterator[Path]:
+    """A migrated SQLite metadata database and a DAGs folder holding the example DAGs.
+
+    ``dag.test()`` only runs DAGs it can serialise from the DAGs folder, so test DAGs
+    are written there too (see ``tests/support.py``).
+    """
+    DAGS_FOLDER.mkdir(parents=True, exist_ok=True)
+    for example in (ROOT / "example_dags").glob("*.py"):
+        shutil.copy(example, DAGS_FOLDER / example.name)
+    subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], check=True, capture_output=True,
+                   env=os.environ.copy())
+    yield DAGS_FOLDER
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    shutil.rmtree(_HOME, ignore_errors=True)
+
+
+# Warehouses --------------------------------------------------------------------------------------
+
+POSTGRES = {"conn_type": "postgres", "host": "127.0.0.1", "port": 5432, "login": "postgres", "schema": "test"}
+MARIADB = {"conn_type": "mysql", "host": "127.0.0.1", "port": 3306, "login": "root", "password": "",
+           "schema": "test", "extra": {"client": "mysql-connector-python"}}
+
+
+def _unreachable(kind: str) -> str | None:
+    """Why ``kind`` cannot be used here, or None when it can."""
+    try:
+        if kind == "postgres":
+            import psycopg2
+
+            psycopg2.connect(host="127.0.0.1", port=5432, user="postgres", dbname="test", connect_timeout=3).close()
+        elif kind == "mariadb":
+            import mysql.connector
+
+            mysql.connector.connect(host="127.0.0.1", port=3306, user="root", password="", database="test",
+                                    connection_timeout=3).close()
+    except Exception as err:
+        return f"{kind} is not reachable on 127.0.0.1: {type(err).__name__}: {err}"
+    return None
+
+
+@pytest.fixture(params=["sqlite", "postgres", "mariadb"])
+def warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """A real warehouse behind an Airflow connection: SQLite always, PostgreSQL and MariaDB
+    when reachable (mandatory when NAMELOOKUP_REQUIRE_DATABASES=1, as in CI)."""
+    yield from _warehouse(request.param, tmp_path)
+
+
+@pytest.fixture
+def sqlite_warehouse(tmp_path: Path) -> Iterator[Any]:
+    yield from _warehouse("sqlite", tmp_path)
+
+
+def _warehouse(kind: str, tmp_path: Path) -> Iterator[Any]:
+    from tests.support import Warehouse, set_connection
+
+    if kind != "sqlite" and (reason := _unreachable(kind)):
+        if REQUIRE_DATABASES:
+            pytest.fail(f"{reason} (NAMELOOKUP_REQUIRE_DATABASES=1 makes it mandatory)")
+        pytest.skip(reason)
+    conn = {"sqlite": {"conn_type": "sqlite", "host": str(tmp_path / "warehouse.db")},
+            "postgres": POSTGRES, "mariadb": MARIADB}[kind]
+    conn_id = f"warehouse_{kind}"
+    set_connection(conn_id, conn)
+    house = Warehouse(kind, conn_id, conn)
+    yield house
+    house.drop_created()
+
+
+# The service ---------------------------------------------------------------------------------------
+
+@pytest.fixture
+def namelookup(emulator: Any, make_account: Any) -> Iterator[Any]:
+    """A fresh emulator account (100 credits) behind ``namelookup_default``."""
+    from tests.support import set_connection
+
+    class Account:
+        token = make_account(credits=100)
+        url = emulator.url
+
+        def remaining(self) -> int:
+            return emulator.state.remaining_credits(self.token)
+
+        def set_credits(self, remaining: int) -> None:
+            emulator.top_up(self.token, remaining=remaining)
+
+    account = Account()
+    previous = os.environ.get("AIRFLOW_CONN_NAMELOOKUP_DEFAULT")
+    set_connection("namelookup_default", {"conn_type": "namelookup", "host": emulator.url,
+                                          "password": account.token, "extra": {"backoff_base": 0.01}})
+    yield account
+    if previous is None:
+        os.environ.pop("AIRFLOW_CONN_NAMELOOKUP_DEFAULT", None)
+    else:
+        os.environ["AIRFLOW_CONN_NAMELOOKUP_DEFAULT"] = previous
+
+
+@pytest.fixture
+def write_dag(airflow_db: Path) -> Any:
+    """``write_dag(body)`` → a DAG in the DAGs folder, ready to ``.run()``."""
+    from tests.support import write_dag as _write
+
+    return lambda body, dag_id=None: _write(airflow_db, body, dag_id)

@@ -1,0 +1,126 @@
+"""Helpers for tests that run real DAGs (``dag.test()``) and real warehouses.
+
+DAG files are written into the session's DAGs folder (``dag.test()`` only runs DAGs it
+can serialise from there), imported, and run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import textwrap
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DAG_HEADER = """\
+import pendulum
+from airflow.sdk import DAG, task
+from airflow_provider_namelookup.operators import (
+    CountryOfOriginOperator, GenderLookupOperator, SqlCountryOfOriginOperator, SqlGenderLookupOperator)
+from airflow_provider_namelookup.sensors import NameLookupCreditsSensor
+
+"""
+
+
+@dataclass
+class DagHandle:
+    """A DAG written to the DAGs folder, ready to ``run()``."""
+
+    dag_id: str
+    path: Path
+    dag: Any = None
+    last_run: Any = None
+
+    def run(self, **kwargs: Any) -> Any:
+        self.last_run = self.dag.test(**kwargs)
+        return self.last_run
+
+    def state(self, task_id: str, map_index: int = -1) -> str | None:
+        ti = self.last_run.get_task_instance(task_id, map_index=map_index)
+        return None if ti is None or ti.state is None else str(ti.state)
+
+    def xcom(self, task_id: str, map_index: int = -1, key: str = "return_value") -> Any:
+        from airflow.models.xcom import XComModel
+        from airflow.utils.session import create_session
+
+        with create_session() as session:
+            row = session.scalars(XComModel.get_many(
+                run_id=self.last_run.run_id, key=key, task_ids=task_id, dag_ids=self.dag_id,
+                map_indexes=map_index)).first()
+            return None if row is None else XComModel.deserialize_value(row)
+
+
+def load_dag(path: Path, dag_id: str) -> DagHandle:
+    """Parse a DAG file (which must sit in the DAGs folder for ``dag.test()``)."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(path))
+    assert not bag.import_errors, bag.import_errors
+    return DagHandle(dag_id, path, bag.dags[dag_id])
+
+
+def write_dag(dags_folder: Path, body: str, dag_id: str | None = None) -> DagHandle:
+    """Write a DAG file whose ``with DAG(...)`` block is ``body`` (indented under it) and load it."""
+    dag_id = dag_id or f"test_{uuid.uuid4().hex[:10]}"
+    source = DAG_HEADER + (
+        f"with DAG({dag_id!r}, schedule=None, start_date=pendulum.datetime(2026, 1, 1), catchup=False) as dag:\n"
+        + textwrap.indent(textwrap.dedent(body).strip() + "\n", "    "))
+    path = dags_folder / f"{dag_id}.py"
+    path.write_text(source)
+    return load_dag(path, dag_id)
+
+
+@dataclass
+class Warehouse:
+    """A real SQL database reached through an Airflow connection id."""
+
+    kind: str  # sqlite | postgres | mariadb
+    conn_id: str
+    conn: dict[str, Any]
+    created: list[str] = field(default_factory=list)
+
+    @property
+    def hook(self) -> Any:
+        from airflow.sdk import BaseHook
+
+        return BaseHook.get_connection(self.conn_id).get_hook()
+
+    def table_name(self, prefix: str = "customers") -> str:
+        name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+        self.created += [name, f"{name}_gender", f"{name}_origin", f"{name}_out"]
+        return name
+
+    def create_customers(self, rows: list[tuple[Any, ...]], *, name: str | None = None,
+                         key_type: str = "INTEGER") -> str:
+        """A customers(customer_id, name, country) table holding ``rows``."""
+        table = name or self.table_name()
+        text = "VARCHAR(2000)" if self.kind != "sqlite" else "TEXT"
+        self.hook.run(f"CREATE TABLE {table} (customer_id {key_type} PRIMARY KEY, name {text}, country {text})")
+        self.insert(table, rows)
+        return table
+
+    def insert(self, table: str, rows: list[tuple[Any, ...]]) -> None:
+        if rows:
+            marks = ", ".join([self.hook.placeholder] * len(rows[0]))
+            conn = self.hook.get_conn()
+            try:
+                cur = conn.cursor()
+                cur.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+                conn.commit()
+            finally:
+                conn.close()
+
+    def rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        return [tuple(r) for r in self.hook.get_records(sql, params)]
+
+    def drop_created(self) -> None:
+        for table in self.created:
+            with contextlib.suppress(Exception):  # best-effort cleanup
+                self.hook.run(f"DROP TABLE IF EXISTS {table}")
+
+
+def set_connection(conn_id: str, conn: dict[str, Any]) -> None:
+    os.environ[f"AIRFLOW_CONN_{conn_id.upper()}"] = json.dumps(conn)

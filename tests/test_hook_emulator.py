@@ -1,0 +1,140 @@
+"""The hooks across a real socket against the emulator, configured the way users do it:
+an ``AIRFLOW_CONN_NAMELOOKUP_DEFAULT`` environment variable."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from airflow_provider_namelookup.api import RetryPolicy
+from airflow_provider_namelookup.errors import (
+    NameLookupAuthError,
+    NameLookupEndpointNotFound,
+    NameLookupError,
+    NameLookupLimitExceeded,
+    NameLookupValidationError,
+)
+from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook, NameLookupHook
+
+
+@pytest.fixture
+def hook(namelookup: Any) -> Iterator[NameLookupHook]:
+    with NameLookupHook() as hook:
+        yield hook
+
+
+def test_every_endpoint_through_the_connection(hook: NameLookupHook, namelookup: Any) -> None:
+    single = hook.gender(first_name="Theresa", country="DE", id=7)
+    assert (single["gender"], single["input"]["id"], single["details"]["country"]) == ("female", 7, "DE")
+    assert hook.gender(full_name="John Smith")["last_name"] == "Smith"
+    assert hook.gender(email="theresa.miller14@example.com")["first_name"] == "Theresa"
+    origin = hook.country_of_origin(first_name="Giulia")
+    assert origin["country_of_origin"][0]["country"] == "IT" and origin["details"]["credits_used"] == 2
+    statistic = hook.get_statistic()
+    assert statistic["remaining_credits"] == 100 - 5 and statistic["details"]["credits_used"] == 0
+    assert hook.test_connection() == (True, "Connected to the Name Lookup Service: 95 credits remaining")
+    assert hook.stats.credits_used == 5
+
+
+def test_gender_batch_over_the_wire(hook: NameLookupHook, namelookup: Any, emulator: Any) -> None:
+    namelookup.set_credits(1000)
+    before = emulator.stats()["requests"]
+    names = [f"Name{i}" for i in range(230)] + [{"first_name": "Andrea", "country": "IT", "id": "x"}]
+    results = hook.gender_batch(names)
+    assert [r["input"]["first_name"] for r in results[:230]] == names[:230]
+    assert results[-1]["input"] == {"first_name": "Andrea", "country": "IT", "id": "x"}
+    assert results[-1]["gender"] == "male"
+    assert emulator.stats()["requests"] - before == 3  # 100 + 100 + 31
+    assert namelookup.remaining() == 1000 - 231
+
+
+def test_sign_up_activation_then_lookup(emulator: Any) -> None:
+    account = NameLookupHook.sign_up("new.user@example.org", accept_terms=True, locale="de",
+                                     base_url=emulator.url)
+    assert account["status"] == "awaiting_activation" and account["free_requests_per_month"] == 100
+    token = account["api_token"]
+    pending = NameLookupHook.for_url(emulator.url, token)
+    with pytest.raises(NameLookupAuthError):
+        pending.get_statistic()
+    (mail,) = emulator.outbox("new.user@example.org")
+    assert httpx.get(mail["link"]).status_code == 200
+    assert pending.get_statistic()["remaining_credits"] == 100
+    with pytest.raises(NameLookupValidationError, match="email-already-registered"):
+        NameLookupHook.sign_up("new.user@example.org", accept_terms=True, base_url=emulator.url)
+
+
+def test_service_errors_over_the_wire(emulator: Any, make_account: Any) -> None:
+    with pytest.raises(NameLookupAuthError, match="invalid-auth-token"):
+        NameLookupHook.for_url(emulator.url, "not-a-token").get_statistic()
+    with pytest.raises(NameLookupEndpointNotFound):
+        NameLookupHook.for_url(emulator.url + "/nowhere", make_account()).get_statistic()
+    poor = NameLookupHook.for_url(emulator.url, make_account(credits=1))
+    poor.gender(first_name="Anna")
+    with pytest.raises(NameLookupLimitExceeded) as info:
+        poor.gender(first_name="Ben")
+    assert info.value.http_status == 401 and info.value.upgrade_url
+    with pytest.raises(NameLookupLimitExceeded):
+        poor.country_of_origin(first_name="Ben")
+
+
+def test_retries_through_injected_faults(emulator: Any, make_account: Any) -> None:
+    hook = NameLookupHook.for_url(emulator.url, make_account(credits=1000),
+                                  retry=RetryPolicy(max_retries=8, backoff_base=0.005))
+    emulator.set_faults(error_500=0.2, error_503=0.2, rate_limit_429=0.1, retry_after=0.01, seed=3)
+    results = hook.gender_batch([f"Name{i}" for i in range(400)])
+    assert len(results) == 400 and hook.stats.retries > 0
+    assert hook.stats.credits_used == 400 and emulator.state.remaining_credits(hook.settings.token) == 600
+
+
+def test_answers_lost_after_charge_are_counted(emulator: Any, make_account: Any) -> None:
+    token = make_account(credits=1000)
+    hook = NameLookupHook.for_url(emulator.url, token, batch_size=25,
+                                  retry=RetryPolicy(max_retries=10, backoff_base=0.005))
+    lost_before = emulator.stats()["credits_lost_after_charge"]  # the emulator is shared by the session
+    emulator.set_faults(drop_after=0.3, drop_before=0.1, seed=11)
+    results = hook.gender_batch([f"Name{i}" for i in range(500)])
+    assert len(results) == 500
+    lost = emulator.stats()["credits_lost_after_charge"] - lost_before
+    spent = 1000 - emulator.state.remaining_credits(token)
+    assert lost > 0 and spent == 500 + lost
+    assert hook.stats.queries_maybe_charged_twice >= lost
+
+
+async def test_async_hook_over_the_wire(namelookup: Any, emulator: Any) -> None:
+    namelookup.set_credits(1000)
+    async with NameLookupAsyncHook(max_concurrency=4) as hook:
+        results = await hook.gender_batch([f"Name{i}" for i in range(450)])
+        origin = await hook.country_of_origin(full_name="Giulia Rossi")
+        statistic = await hook.get_statistic()
+    assert len(results) == 450 and origin["country_of_origin"][0]["country"] == "IT"
+    assert statistic["remaining_credits"] == 1000 - 450 - 2
+
+
+def test_token_never_in_logs_of_failing_calls(emulator: Any, make_account: Any, caplog: pytest.LogCaptureFixture,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    caplog.set_level(logging.DEBUG)
+    token = make_account(credits=1)
+    os.environ["AIRFLOW_CONN_NL_SECRET"] = json.dumps({"conn_type": "namelookup", "host": emulator.url,
+                                                       "password": token, "extra": {"max_retries": 2}})
+    try:
+        emulator.set_faults(error_503=1.0)
+        with NameLookupHook("nl_secret") as hook, pytest.raises(NameLookupError) as info:
+            hook.get_statistic()
+        emulator.set_faults()
+        with NameLookupHook("nl_secret") as hook:
+            hook.gender(first_name="Anna")
+            with pytest.raises(NameLookupLimitExceeded) as limit:
+                hook.gender_batch(["Ben", "Carla"])
+            asyncio.run(NameLookupAsyncHook("nl_secret").test_connection())
+    finally:
+        os.environ.pop("AIRFLOW_CONN_NL_SECRET")
+    out = capsys.readouterr()
+    for text in (caplog.text, out.out, out.err, str(info.value), repr(limit.value), str(limit.value)):
+        assert token not in text
