@@ -1,0 +1,65 @@
+"""The demo's closing report, read from the warehouse the DAG enriched.
+
+Example::
+
+    print_report(Path(".demo/warehouse.db"), runs, seed_credits=20_000, emulator_stats={...})
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+
+def _table(rows: list[tuple[Any, ...]], headers: tuple[str, ...]) -> str:
+    cells = [headers, *[tuple("" if v is None else str(v) for v in row) for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(f"    {line}" for line in lines)
+
+
+def print_report(warehouse: Path, runs: list[dict[str, Any]], *, seed_credits: int,
+                 emulator_stats: dict[str, Any]) -> None:
+    db = sqlite3.connect(warehouse)
+    try:
+        q = lambda sql: db.execute(sql).fetchall()  # noqa: E731
+        customers = q("SELECT COUNT(*) FROM customers")[0][0]
+        distinct = q("SELECT COUNT(DISTINCT lower(trim(first_name))) FROM customers")[0][0]
+        print("\n================ Name Lookup demo: summary ================")
+        print(f"Customers: {customers:,} rows, {distinct:,} distinct first names")
+        for table in ("customers_gender", "customers_origin"):
+            by_status = dict(q(f"SELECT status, COUNT(*) FROM {table} GROUP BY status"))
+            credits = q(f"SELECT COALESCE(SUM(credits_used), 0) FROM {table}")[0][0]
+            print(f"{table}: {by_status.get('ok', 0):,} rows enriched, {by_status.get('error', 0):,} rows with "
+                  f"errors, {credits:,} credits")
+        previous = seed_credits
+        for run in runs:
+            print(f"  {run['label']}: {previous - run['remaining']:,} credits spent in {run['seconds']:.1f} s")
+            previous = run["remaining"]
+        print(f"Service requests in all: {emulator_stats.get('requests', 0):,} "
+              f"(lookups answered: {emulator_stats.get('queries_processed', 0):,})")
+
+        print("\nSample of the enriched table:")
+        print(_table(q("""SELECT c.customer_id, c.first_name, c.country, g.gender, round(g.probability, 2),
+                                 o.top_country, o.ethnicity
+                          FROM customers c JOIN customers_gender g USING (customer_id)
+                          LEFT JOIN customers_origin o USING (customer_id)
+                          WHERE g.status = 'ok' ORDER BY c.customer_id LIMIT 10"""),
+                     ("id", "first_name", "country", "gender", "p", "origin", "ethnicity")))
+
+        print("\nGender split by country (rows with a country):")
+        print(_table(q("""SELECT c.country, COUNT(*),
+                                 SUM(g.gender = 'female'), SUM(g.gender = 'male'), SUM(g.gender = 'unknown')
+                          FROM customers c JOIN customers_gender g USING (customer_id)
+                          WHERE g.status = 'ok' AND c.country IS NOT NULL
+                          GROUP BY c.country ORDER BY COUNT(*) DESC"""),
+                     ("country", "rows", "female", "male", "unknown")))
+
+        print("\nRows kept with an error (they cost nothing):")
+        print(_table(q("""SELECT customer_id, substr(error, 1, 90) FROM customers_gender
+                          WHERE status = 'error' ORDER BY customer_id LIMIT 5"""), ("id", "error")))
+        print()
+    finally:
+        db.close()

@@ -1,0 +1,85 @@
+"""The shipped example DAGs: they import cleanly and run to success against the emulator."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import load_dag
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "example_dags"
+pytestmark = pytest.mark.usefixtures("airflow_db")
+
+
+def test_dagbag_imports_every_example_without_errors_or_warnings() -> None:
+    from airflow.dag_processing.dagbag import DagBag
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bag = DagBag(dag_folder=str(EXAMPLES))
+    assert bag.import_errors == {}
+    assert sorted(bag.dags) == ["namelookup_credit_gate", "namelookup_warehouse_enrichment", "namelookup_xcom_flow"]
+    assert [str(w.message) for w in caught if "airflow_provider_namelookup" in str(w.filename)
+            or "example_dags" in str(w.filename)] == []
+    for dag in bag.dags.values():
+        assert dag.doc_md and "namelookup" in dag.tags
+
+
+@pytest.fixture
+def customers(warehouse: Any, airflow_db: Path) -> Iterator[tuple[Any, str]]:
+    """A customers table in the warehouse, and the enrichment DAG pointed at it."""
+    table = warehouse.table_name()
+    text = "TEXT" if warehouse.kind == "sqlite" else "VARCHAR(200)"
+    warehouse.hook.run(f"CREATE TABLE {table} (customer_id INTEGER PRIMARY KEY, first_name {text}, "
+                       f"country {text})")
+    warehouse.insert(table, [(1, "Theresa", "DE"), (2, "Andrea", "IT"), (3, "Andrea", "DE"), (4, "Lars", None),
+                             (5, "theresa", "DE"), (6, "", None), (7, "Giulia", "IT")])
+    os.environ.update(NAMELOOKUP_WAREHOUSE_CONN_ID=warehouse.conn_id, NAMELOOKUP_CUSTOMERS_TABLE=table)
+    yield warehouse, table
+    for name in ("NAMELOOKUP_WAREHOUSE_CONN_ID", "NAMELOOKUP_CUSTOMERS_TABLE"):
+        os.environ.pop(name, None)
+
+
+@pytest.mark.database
+def test_warehouse_enrichment(customers: tuple[Any, str], namelookup: Any, airflow_db: Path) -> None:
+    warehouse, table = customers
+    handle = load_dag(airflow_db / "namelookup_warehouse_enrichment.py", "namelookup_warehouse_enrichment")
+    assert str(handle.run().state) == "success"
+    assert handle.xcom("plan_gender")["credits_needed"] == 5  # theresa/DE, andrea/IT, andrea/DE, lars, giulia/IT
+    assert handle.xcom("plan_origin")["credits_needed"] == 2 * 4  # theresa, andrea, lars, giulia
+    assert handle.xcom("wait_for_credits")["remaining_credits"] == 100
+    assert 100 - namelookup.remaining() == 13
+    genders = dict(warehouse.rows(f"SELECT customer_id, gender FROM {table}_gender"))
+    assert genders == {1: "female", 2: "male", 3: "female", 4: "male", 5: "female", 6: None, 7: "female"}
+    origins = dict(warehouse.rows(f"SELECT customer_id, top_country FROM {table}_origin WHERE status = 'ok'"))
+    assert origins[7] == "IT" and len(origins) == 6
+
+    assert str(handle.run().state) == "success"  # the next day: nothing new, nothing paid
+    assert handle.xcom("plan_gender")["credits_needed"] == 0 and 100 - namelookup.remaining() == 13
+
+
+def test_xcom_flow(namelookup: Any, airflow_db: Path) -> None:
+    handle = load_dag(airflow_db / "namelookup_xcom_flow.py", "namelookup_xcom_flow")
+    assert str(handle.run().state) == "success"
+    report = handle.xcom("report")
+    assert report["rows"] == 9 and report["by_gender"]["error"] == 1
+    assert report["by_gender"]["female"] == 5 and report["by_gender"]["male"] == 3  # Andrea is female in DE
+    assert 100 - namelookup.remaining() == 7
+
+
+@pytest.mark.parametrize(("min_credits", "ran", "skipped"), [
+    (50, {"enough_credits", "lookup_names"}, {"report_shortfall"}),
+    (5000, {"report_shortfall"}, {"enough_credits", "lookup_names"}),
+])
+def test_credit_gate(namelookup: Any, airflow_db: Path, min_credits: int, ran: set[str], skipped: set[str]) -> None:
+    handle = load_dag(airflow_db / "namelookup_credit_gate.py", "namelookup_credit_gate")
+    handle.dag.get_task("enough_credits").timeout = 1  # the example waits ten minutes
+    handle.dag.get_task("enough_credits").poke_interval = 0.2
+    handle.run(run_conf={"min_credits": min_credits})
+    assert {t for t in ran | skipped if handle.state(t) == "success"} == ran
+    assert {t for t in ran | skipped if handle.state(t) == "skipped"} == skipped
