@@ -23,6 +23,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -47,6 +48,7 @@ from airflow_provider_namelookup.tables.source import SourceRow, TableSource
 from airflow_provider_namelookup.tables.target import TargetTable
 
 _INVALID_ROWS_LOGGED = 20
+_PLAN_MEMO_SIZE = 16_384
 
 
 @dataclass
@@ -127,10 +129,19 @@ class TableRun:
         self.cache: AnswerCache
         self.answerer: QueryAnswerer
         self.target_exists = True
+        # Real tables repeat a few names very often: validate each (name, country) once.
+        self._plan_values = functools.lru_cache(maxsize=_PLAN_MEMO_SIZE, typed=True)(self._plan_uncached)
+
+    def _plan_uncached(self, name: Any, country: Any) -> PlannedRow:
+        return plan_row(None, name, self.job.spec, country=country)
 
     def _plan(self, row: SourceRow) -> PlannedRow:
         key, name, country, _ = row
-        return plan_row(key, name, self.job.spec, country=country)
+        try:
+            planned = self._plan_values(name, country)
+        except TypeError:  # an unhashable value (a driver's JSON or array type): plan it uncached
+            planned = self._plan_uncached(name, country)
+        return PlannedRow(key, planned.query, planned.query_hash, planned.error)
 
     def _pages(self) -> Iterator[list[SourceRow]]:
         return self.job.source.pages(self.job.target, self.job.page_size, joined=self.target_exists)
