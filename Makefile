@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml Makefile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy airflow_provider_namelookup
+	$(BIN)/mypy airflow_provider_namelookup benchmarks
 
 test: lint
 	$(BIN)/python -m pytest

@@ -1,0 +1,162 @@
+"""Run the benchmarks and write ``benchmarks/results.md`` (and ``results.json``).
+
+Every benchmark starts its own emulator process and stops it when done; every measured
+child process is killed if it outlives its time limit or if this run is interrupted
+(Ctrl-C or SIGTERM). Scratch files (the SQLite tables, logs) go to a temporary
+directory that is removed at the end unless ``--keep`` is given.
+
+Example::
+
+    python -m benchmarks.run                               # full run (~10 min on 2 cores)
+    python -m benchmarks.run --quick                       # small sizes (~1 min)
+    python -m benchmarks.run --only table --rows 100000,1000000 --naive-rows 20000
+    python -m benchmarks.run --only hook,emulator --names 5000 --duration 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from benchmarks import emulator_throughput, hook_throughput, table_enrichment
+from benchmarks.figures import Section, render
+from benchmarks.machine import describe, summary_lines
+
+HERE = Path(__file__).resolve().parent
+BENCHMARKS = ("table", "hook", "emulator")
+
+FULL: dict[str, Any] = {"rows": (100_000, 1_000_000), "naive_rows": 100_000, "names": 20_000, "repeats": 3,
+                        "duration": 3.0}
+QUICK: dict[str, Any] = {"rows": (10_000, 100_000), "naive_rows": 2_000, "names": 4_000, "repeats": 1, "duration": 1.0}
+
+
+def _numbers(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(part.replace("_", "")) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return values
+
+
+def _benchmarks(text: str) -> tuple[str, ...]:
+    chosen = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = set(chosen) - set(BENCHMARKS)
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"choose among {', '.join(BENCHMARKS)}; got {text!r}")
+    return chosen
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes: tables of 10,000 and 100,000 rows, naive loop on 2,000 rows, "
+                             "4,000 names, 1 s per emulator point")
+    parser.add_argument("--only", type=_benchmarks, default=BENCHMARKS, metavar="LIST",
+                        help=f"benchmarks to run, comma-separated (default: {','.join(BENCHMARKS)})")
+    parser.add_argument("--rows", type=_numbers, metavar="N,N", help="table sizes (default 100000,1000000)")
+    parser.add_argument("--naive-rows", type=int, metavar="N",
+                        help="rows the naive loop goes through, a prefix of the smallest table "
+                             "(default: all of it, 100000); bigger tables are extrapolated")
+    parser.add_argument("--names", type=int, metavar="N", help="distinct names per hook run (default 20000)")
+    parser.add_argument("--concurrency", type=_numbers, metavar="N,N",
+                        help="async hook max_concurrency levels (default 1,4,8)")
+    parser.add_argument("--emulator-concurrency", type=_numbers, metavar="N,N",
+                        help="emulator benchmark concurrency levels (default 1,8,32)")
+    parser.add_argument("--repeats", type=int, metavar="N", help="runs per hook configuration (default 3)")
+    parser.add_argument("--duration", type=float, metavar="S", help="seconds per emulator point (default 3)")
+    parser.add_argument("--seed", type=int, default=2026, help="seed of the customer tables (default 2026)")
+    parser.add_argument("--output", type=Path, default=HERE / "results.md", help="the Markdown report")
+    parser.add_argument("--workdir", type=Path, help="scratch directory (default: a temporary one)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch directory (tables and logs)")
+    return parser
+
+
+def _option(args: argparse.Namespace, name: str) -> Any:
+    """The option given on the command line, else the full or quick default."""
+    value = getattr(args, name)
+    return (QUICK if args.quick else FULL)[name] if value is None else value
+
+
+def _plan(args: argparse.Namespace) -> dict[str, Callable[[Path], Section]]:
+    table = table_enrichment.TableOptions(sizes=tuple(_option(args, "rows")),
+                                          naive_rows=int(_option(args, "naive_rows")), seed=args.seed)
+    hook = hook_throughput.HookOptions(names=int(_option(args, "names")), repeats=int(_option(args, "repeats")),
+                                       concurrency=args.concurrency or hook_throughput.HookOptions.concurrency)
+    emulator = emulator_throughput.EmulatorOptions(
+        duration=float(_option(args, "duration")),
+        concurrency=args.emulator_concurrency or emulator_throughput.EmulatorOptions.concurrency)
+    plans: dict[str, Callable[[Path], Section]] = {
+        "table": lambda work: table_enrichment.run(table, work),
+        "hook": lambda work: hook_throughput.run(hook, work),
+        "emulator": lambda work: emulator_throughput.run(emulator, work),
+    }
+    return {name: plans[name] for name in BENCHMARKS if name in args.only}
+
+
+def _stop_on_sigterm() -> None:
+    """Turn SIGTERM into SystemExit, so that every ``with``/``finally`` stops its processes."""
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _stop_on_sigterm()
+    plans = _plan(args)
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="namelookup-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    sections: list[Section] = []
+    failed: list[str] = []
+    try:
+        for name, plan in plans.items():
+            print(f"==> benchmark {name} ...", flush=True)
+            t0 = time.monotonic()
+            try:
+                section = plan(work)
+            except Exception as exc:
+                traceback.print_exc()
+                failed.append(name)
+                section = Section(name, f"{name}: FAILED")
+                section.notes.append(f"{type(exc).__name__}: {exc}")
+            section.seconds = time.monotonic() - t0
+            sections.append(section)
+            print(f"    done in {section.seconds:.0f} s", flush=True)
+    finally:
+        if args.keep:
+            print(f"scratch files kept in {work}")
+        elif args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    machine = describe()
+    command = "python -m benchmarks.run " + shlex.join(argv if argv is not None else sys.argv[1:])
+    preamble = [f"Command: `{command.strip()}`, finished {datetime.now(UTC):%Y-%m-%d %H:%M} UTC "
+                f"in {time.monotonic() - started:.0f} s.", "", "Machine (the emulator and the client share "
+                "these cores):", "", *summary_lines()]
+    report = render(sections, preamble=preamble)
+    args.output.write_text(report)
+    args.output.with_suffix(".json").write_text(json.dumps(
+        {"command": command, "machine": machine, "benchmarks": {s.key: {"seconds": s.seconds, **s.data}
+                                                                for s in sections}}, indent=2, default=str))
+    print(report)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

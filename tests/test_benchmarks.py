@@ -1,0 +1,51 @@
+"""The benchmark harness keeps working, and what it checks holds at small sizes.
+
+These are not timed tests: they run ``benchmarks/`` at tiny sizes so that ``make bench``
+cannot rot, and assert the exact figures (credits, requests) that do not depend on
+the machine. Speed ratios are only reported by the real run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks import hook_throughput, run, table_enrichment
+from benchmarks.figures import Section
+
+
+def _checks(section: Section) -> dict[str, bool | None]:
+    return {check.target: check.met for check in section.checks}
+
+
+def test_table_benchmark_pays_each_distinct_query_once(tmp_path: Path) -> None:
+    section = table_enrichment.run(table_enrichment.TableOptions(sizes=(300, 600), naive_rows=50, timeout=300),
+                                   tmp_path)
+    checks = _checks(section)
+    for size in ("300", "600"):
+        assert checks[f"{size} rows: provider credits = distinct valid queries"] is True
+        assert checks[f"{size} rows: provider requests = ceil(distinct / 100) + 1 statistic call"] is True
+        assert checks[f"{size} rows: second run spends nothing"] is True
+    naive = section.data["naive"]
+    assert naive["value"]["rows"] == 50 and naive["requests"] == naive["value"]["sent"]
+
+
+def test_hook_benchmark_counts_every_request(tmp_path: Path) -> None:
+    options = hook_throughput.HookOptions(names=250, concurrency=(1, 3), repeats=1)
+    section = hook_throughput.run(options, tmp_path)
+    results = section.data["results"]
+    assert [r["client"] for r in results] == ["sync NameLookupHook", "async NameLookupAsyncHook, max_concurrency=1",
+                                              "async NameLookupAsyncHook, max_concurrency=3"]
+    assert all(r["credits"] == 250 and r["requests"] == 3 for r in results)
+
+
+def test_runner_writes_the_report(tmp_path: Path) -> None:
+    output = tmp_path / "results.md"
+    code = run.main(["--only", "emulator", "--duration", "0.2", "--emulator-concurrency", "1,2",
+                     "--output", str(output), "--workdir", str(tmp_path / "work")])
+    assert code == 0
+    report = output.read_text()
+    assert "## Emulator throughput" in report and "array of 100 names" in report
+    figures = json.loads(output.with_suffix(".json").read_text())
+    assert figures["command"].startswith("python -m benchmarks.run --only emulator")
+    assert "emulator" in figures["benchmarks"]
