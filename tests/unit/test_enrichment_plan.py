@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from airflow_provider_namelookup.enrichment.budget import CreditBudget
@@ -135,3 +137,32 @@ def test_rows_holding_the_token_are_refused_and_never_sent() -> None:
     assert by_id.error is not None and by_id.error.status_id == "invalid-id"
     assert plan_row(3, "Anna", spec).query is not None
     assert "tok-secret" not in repr(spec)
+
+
+def _table_run(spec: RowSpec) -> Any:
+    from types import SimpleNamespace
+
+    from airflow_provider_namelookup.tables.run import TableJob, TableRun
+
+    job = TableJob(source=SimpleNamespace(label="customers"), target=SimpleNamespace(name="customers_gender"),
+                   spec=spec)
+    return TableRun(job, hook=None, log=None)  # type: ignore[arg-type]
+
+
+def test_table_run_plans_each_distinct_name_once_and_keeps_each_rows_key() -> None:
+    run = _table_run(RowSpec(LookupKind.GENDER))
+    rows = [(1, "Anna", "DE", None), (2, "Anna", "DE", None), (3, "Anna", "FR", None), (4, "Anna", "DE", None)]
+    planned = [run._plan(row) for row in rows]
+    assert [p.ref for p in planned] == [1, 2, 3, 4]
+    assert planned[0].query_hash == planned[1].query_hash == plan_row(9, "Anna", GENDER, country="DE").query_hash
+    assert planned[2].query_hash != planned[0].query_hash
+    info = run._plan_values.cache_info()
+    assert (info.hits, info.misses) == (2, 2)
+
+
+def test_table_run_plans_values_that_cannot_be_memoised() -> None:
+    run = _table_run(RowSpec(LookupKind.GENDER))
+    for key, name in ((1, ["Anna"]), (2, {"first": "Anna"}), (3, 1), (4, 1.0)):
+        planned = run._plan((key, name, None, None))
+        assert planned.ref == key and planned.query is None
+        assert planned.error is not None and planned.error.field == "first_name"
