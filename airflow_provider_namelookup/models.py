@@ -138,4 +138,5 @@ def result_view(result: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def credits_used(result: Mapping[str, Any] | None) -> int:
     """``details.credits_used`` of a result, 0 when absent or malformed."""
-    return int(result_view(result)["credits_used"])
+    details = result.get("details") if isinstance(result, Mapping) else None
+    return _as_int(details.get("credits_used")) if isinstance(details, Mapping) else 0

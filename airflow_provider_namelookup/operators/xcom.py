@@ -72,15 +72,13 @@ class _XComLookupOperator(NameLookupOperatorBase):
 
     def _plan_item(self, index: int, item: Any, spec: RowSpec) -> PlannedRow:
         field = self.query_field
+        if isinstance(item, str):
+            return plan_row(index, item, spec)
         if field is None:
-            if isinstance(item, str):
-                return plan_row(index, item, spec)
             if isinstance(item, Mapping):
                 return plan_query_object(index, item, spec)
             return plan_refused(index, item, spec, f"row {index} is a {type(item).__name__}; expected a name "
                                 "or a query object (or set query_field to read rows)")
-        if isinstance(item, str):
-            return plan_row(index, item, spec)
         if isinstance(item, Mapping):
             if field not in item:
                 return plan_refused(index, item, spec, f"row {index} has no field {field!r}", str(field))

@@ -154,9 +154,13 @@ class TableRun:
                 return
             yield page
 
-    def _row(self, planned: PlannedRow, values: tuple[Any, ...], status: str, error: str | None,
-             credits: int, now: datetime) -> tuple[Any, ...]:
-        stamp = timestamp_value(now, self.job.target.dialect)
+    def _stamp(self) -> Any:
+        """``enriched_at`` for the rows written now."""
+        return timestamp_value(datetime.now(UTC), self.job.target.dialect)
+
+    @staticmethod
+    def _row(planned: PlannedRow, values: tuple[Any, ...], status: str, error: str | None,
+             credits: int, stamp: Any) -> tuple[Any, ...]:
         return (planned.ref, *values, status, error, credits, planned.query_hash, stamp)
 
     async def _write(self, rows: list[tuple[Any, ...]]) -> None:
@@ -181,13 +185,12 @@ class TableRun:
 
     # Enrichment pass --------------------------------------------------------------------------
     async def enrich(self) -> None:
-        now = datetime.now(UTC)
         wave = self.hook.sizer.limit * self.hook.max_concurrency if self.lookup.takes_hints \
             else self.hook.max_concurrency * 8
         async for page in self._read_pages():
             self.progress.pages += 1
             self.progress.rows_read += len(page)
-            now = datetime.now(UTC)
+            stamp = self._stamp()
             ready: list[tuple[Any, ...]] = []
             lookups: list[PlannedRow] = []
             for row in page:
@@ -196,7 +199,7 @@ class TableRun:
                     self.progress.rows_unchanged += 1
                 elif planned.error is not None:
                     self._note_invalid(planned)
-                    ready.append(self._row(planned, self.empty_result, STATUS_ERROR, str(planned.error), 0, now))
+                    ready.append(self._row(planned, self.empty_result, STATUS_ERROR, str(planned.error), 0, stamp))
                 else:
                     lookups.append(planned)
             cached = self.cache.get_many({p.query_hash for p in lookups if p.query_hash in self.cache})
@@ -204,7 +207,7 @@ class TableRun:
                 if planned.query_hash in cached:
                     self.progress.cache_hits += 1
                     self.progress.rows_enriched += 1
-                    ready.append(self._row(planned, cached[planned.query_hash], STATUS_OK, None, 0, now))
+                    ready.append(self._row(planned, cached[planned.query_hash], STATUS_OK, None, 0, stamp))
                 else:
                     assert planned.query is not None
                     self.waiting.queries.setdefault(planned.query_hash, planned.query.with_id(None))
@@ -241,27 +244,27 @@ class TableRun:
             await self._write_answered(sending, answered)
 
     async def _write_answered(self, sent: dict[str, Query], answered: dict[str, dict[str, Any]]) -> None:
-        now = datetime.now(UTC)
+        stamp = self._stamp()
+        values = {h: result_values(self.lookup, result) for h, result in answered.items()}
         charged: set[str] = set()
         rows: list[tuple[Any, ...]] = []
         still_waiting: list[PlannedRow] = []
         for planned in self.waiting.rows:
             h = planned.query_hash
-            if h in answered:
-                values = result_values(self.lookup, answered[h])
+            if h in values:
                 credits = 0
                 if h not in charged:
                     charged.add(h)
                     credits = self.lookup.credits_per_query
-                rows.append(self._row(planned, values, STATUS_OK, None, credits, now))
+                rows.append(self._row(planned, values[h], STATUS_OK, None, credits, stamp))
             elif h in self.answerer.deferred:
                 self.progress.rows_deferred += 1
             elif h in sent:
                 continue  # the lookup failed: left for the next run
             else:
                 still_waiting.append(planned)
-        for h, result in answered.items():
-            self.cache.put(h, result_values(self.lookup, result))
+        for h, answer_values in values.items():
+            self.cache.put(h, answer_values)
         self.waiting.rows = still_waiting
         await self._write(rows)
         self.progress.rows_enriched += len(rows)
