@@ -44,6 +44,15 @@ def airflow_db() -> Iterator[Path]:
     yield DAGS_FOLDER
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``@pytest.mark.compat(warehouse="sqlite")`` puts only that warehouse's variant in the smoke subset."""
+    for item in items:
+        wanted = [m.kwargs["warehouse"] for m in item.iter_markers("compat") if "warehouse" in m.kwargs]
+        callspec = getattr(item, "callspec", None)
+        if wanted and callspec is not None and callspec.params.get("warehouse") not in wanted:
+            item.own_markers = [m for m in item.own_markers if m.name != "compat"]
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(_HOME, ignore_errors=True)
 

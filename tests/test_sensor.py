@@ -53,7 +53,6 @@ def test_waits_until_credits_are_topped_up(write_dag: Any, namelookup: Any, late
     assert dag.xcom("wait")["remaining_credits"] == 500
 
 
-@pytest.mark.compat
 @pytest.mark.parametrize("deferrable", [False, True])
 def test_not_met_soft_fails_to_skipped(write_dag: Any, namelookup: Any, deferrable: bool) -> None:
     dag = write_dag(f"""

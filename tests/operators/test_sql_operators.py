@@ -29,6 +29,7 @@ def target_rows(warehouse: Any, table: str) -> dict[Any, dict[str, Any]]:
     return {r[0]: dict(zip(names, r[1:], strict=True)) for r in rows}
 
 
+@pytest.mark.compat(warehouse="sqlite")
 @pytest.mark.database
 def test_table_enrichment_is_correct_frugal_and_incremental(warehouse: Any, write_dag: Any,
                                                             namelookup: Any) -> None:
@@ -130,6 +131,7 @@ def test_sql_source_where_shards_and_mapping(sqlite_warehouse: Any, write_dag: A
     assert namelookup.remaining() == 100 - 7
 
 
+@pytest.mark.compat(warehouse="sqlite")
 @pytest.mark.database
 def test_country_of_origin_table(warehouse: Any, write_dag: Any, namelookup: Any) -> None:
     table = warehouse.create_customers([(1, "Giulia", None), (2, "Sven", None), (3, "giulia", None), (4, "", None)])
@@ -154,6 +156,7 @@ def test_bad_configuration_fails_clearly(sqlite_warehouse: Any, write_dag: Any, 
     assert sqlite_warehouse.rows(f"SELECT COUNT(*) FROM {table}") == [(1,)]
 
 
+@pytest.mark.compat
 def test_plan_only_counts_credits_and_touches_nothing(sqlite_warehouse: Any, write_dag: Any,
                                                      namelookup: Any) -> None:
     table = sqlite_warehouse.create_customers(CUSTOMERS)
