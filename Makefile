@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint unit demo bench emulator clean
+.PHONY: install test test-compat lint unit demo bench emulator clean
 
 install: $(STAMP)
 
@@ -21,10 +21,16 @@ $(STAMP): pyproject.toml Makefile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy airflow_provider_namelookup benchmarks
+	$(BIN)/mypy airflow_provider_namelookup benchmarks compat
 
 test: lint
 	$(BIN)/python -m pytest
+
+# The version matrix (README "Supported versions"): the smoke subset (pytest -m compat) on Airflow 3.1
+# and 3.2 with Python 3.11 and on Airflow 3.3 with Python 3.12 and 3.13, in venvs built from compat/*.txt
+# and cached in ~/.cache/airflow-provider-namelookup/compat (the provider is installed from this tree).
+test-compat:
+	$(PYTHON) compat/matrix.py run
 
 demo: $(STAMP)
 	$(BIN)/python -m demo
