@@ -35,6 +35,7 @@ import re
 from typing import Any
 from urllib.parse import quote
 
+from airflow_provider_namelookup.contract import CREDITS_PER_QUERY, LookupKind
 from airflow_provider_namelookup.emulator.geoip import country_for_ip
 from airflow_provider_namelookup.emulator.names import NameData, NameEntry, sanitize
 from airflow_provider_namelookup.emulator.origin import origin_of
@@ -170,7 +171,8 @@ def _gender_result(query: Query, raw: Any, names: NameData,
     return result, entry
 
 
-def gender_answer(query: Query, raw: Any, names: NameData, *, credits: int = 1) -> dict[str, Any]:
+def gender_answer(query: Query, raw: Any, names: NameData, *,
+                  credits: int = CREDITS_PER_QUERY[LookupKind.GENDER]) -> dict[str, Any]:
     """The gender lookup result for one validated query.
 
     ``details.duration`` is a placeholder: the caller writes the request's real time.
@@ -184,7 +186,7 @@ def gender_answer(query: Query, raw: Any, names: NameData, *, credits: int = 1) 
 
 
 def origin_answer(query: Query, raw: Any, names: NameData, *, base_url: str,
-                  credits: int = 2) -> dict[str, Any]:
+                  credits: int = CREDITS_PER_QUERY[LookupKind.ORIGIN]) -> dict[str, Any]:
     """The country-of-origin result for one validated query (hints are not used).
 
     ``details.duration`` is a placeholder: the caller writes the request's real time.

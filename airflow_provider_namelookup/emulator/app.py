@@ -135,6 +135,15 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from airflow_provider_namelookup.contract import (
+    GENDER_ALIAS_PATHS,
+    HINT_FIELDS,
+    ID_FIELD,
+    ORIGIN_PATH,
+    SIGNUP_PATH,
+    STATISTIC_PATH,
+    LookupKind,
+)
 from airflow_provider_namelookup.emulator.answers import gender_answer, origin_answer
 from airflow_provider_namelookup.emulator.faults import (
     SERVICE_UNAVAILABLE_HTML,
@@ -160,21 +169,13 @@ from airflow_provider_namelookup.validation import validate_query, validate_sign
 
 logger = logging.getLogger("airflow_provider_namelookup.emulator")
 
-GENDER_COST = 1
-ORIGIN_COST = 2
-HINT_AND_ID_FIELDS = ("country", "locale", "ip", "id")
+GENDER_COST = LookupKind.GENDER.credits_per_query
+ORIGIN_COST = LookupKind.ORIGIN.credits_per_query
+HINT_AND_ID_FIELDS = (*HINT_FIELDS, ID_FIELD)
 LIMIT_EXCEEDED_DETAIL = ("Limit exceeded. Thank you for using our service. "
                          "Please consider to buy more credits.")
 
-GENDER_ROUTES: Mapping[str, NameKind | None] = {
-    "/v2/gender": None,
-    "/v2/gender/by-first-name": "first_name",
-    "/v2/gender/by-first-name-multiple": "first_name",
-    "/v2/gender/by-full-name": "full_name",
-    "/v2/gender/by-full-name-multiple": "full_name",
-    "/v2/gender/by-email-address": "email",
-    "/v2/gender/by-email-address-multiple": "email",
-}
+GENDER_ROUTES = GENDER_ALIAS_PATHS
 """Gender endpoint path → the name field it reads (None: the first present one)."""
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -721,11 +722,11 @@ def create_app(config: EmulatorConfig | None = None, *, state: EmulatorState | N
         # uvicorn.run(app, host="127.0.0.1", port=8765)
     """
     state = state if state is not None else EmulatorState(config)
-    service_routes = [Route("/v2/sign-up", _guarded(sign_up), methods=["POST"]),
+    service_routes = [Route(SIGNUP_PATH, _guarded(sign_up), methods=["POST"]),
                       *(Route(path, _guarded(_gender_endpoint(fixed)), methods=["POST"])
                         for path, fixed in GENDER_ROUTES.items()),
-                      Route("/v2/country-of-origin", _guarded(country_of_origin), methods=["POST"]),
-                      Route("/v2/statistic", _guarded(statistic), methods=["GET"])]
+                      Route(ORIGIN_PATH, _guarded(country_of_origin), methods=["POST"]),
+                      Route(STATISTIC_PATH, _guarded(statistic), methods=["GET"])]
     admin_routes = [Route("/emulator/activate", _guarded(activate), methods=["GET"]),
                     Route("/emulator/outbox", _guarded(admin_outbox), methods=["GET"]),
                     Route("/emulator/accounts", _guarded(admin_create_account), methods=["POST"]),

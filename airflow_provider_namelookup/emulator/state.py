@@ -17,14 +17,15 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
+from airflow_provider_namelookup.contract import (
+    FREE_REQUESTS_PER_MONTH,
+    MAX_QUERIES_PER_KEY_REQUEST,
+    MAX_QUERIES_PER_REQUEST,
+)
 from airflow_provider_namelookup.emulator.faults import FaultInjector, Stats
 from airflow_provider_namelookup.emulator.names import NameData, load_names
 from airflow_provider_namelookup.emulator.signup import DISPOSABLE_DOMAINS, SignupLimiter
 from airflow_provider_namelookup.emulator.store import Account, Store
-
-FREE_REQUESTS_PER_MONTH = 100
-MAX_QUERIES_PER_REQUEST = 100
-MAX_QUERIES_PER_KEY_REQUEST = 3
 
 
 @dataclass(frozen=True)

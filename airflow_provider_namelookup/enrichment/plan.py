@@ -20,27 +20,15 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
+__all__ = ["LookupKind", "PlannedRow", "RowSpec", "distinct_queries", "plan_query_object", "plan_refused",
+           "plan_row", "query_hash"]
+
+from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.errors import NameLookupValidationError
 from airflow_provider_namelookup.models import NAME_KINDS, NameKind, Query
 from airflow_provider_namelookup.validation import NAME_STATUS, validate_query
-
-
-class LookupKind(StrEnum):
-    """Which endpoint a run calls, and what each distinct query costs there."""
-
-    GENDER = "gender"
-    ORIGIN = "country_of_origin"
-
-    @property
-    def credits_per_query(self) -> int:
-        return 1 if self is LookupKind.GENDER else 2
-
-    @property
-    def takes_hints(self) -> bool:
-        return self is LookupKind.GENDER
 
 
 @dataclass(frozen=True)

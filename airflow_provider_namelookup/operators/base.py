@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from airflow.sdk import BaseHook, BaseOperator
 
+from airflow_provider_namelookup.contract import HINT_FIELDS
 from airflow_provider_namelookup.enrichment.budget import MODES, InsufficientCreditsMode
 from airflow_provider_namelookup.enrichment.plan import LookupKind, RowSpec
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
@@ -110,7 +111,7 @@ class GenderHintsMixin(NameLookupOperatorBase):
     :param ip: an IPv4 or IPv6 address (templated).
     """
 
-    hint_fields: ClassVar[tuple[str, ...]] = ("country", "locale", "ip")
+    hint_fields: ClassVar[tuple[str, ...]] = HINT_FIELDS
 
     def __init__(self, *, country: str | None = None, locale: str | None = None, ip: str | None = None,
                  **kwargs: Any) -> None:
