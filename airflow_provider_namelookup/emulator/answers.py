@@ -17,6 +17,10 @@ Which first name a query stands for:
   piece that is not a known name is split after its longest known first-name prefix
   (``theresamiller`` → Theresa Miller).
 
+Validation refuses a value from which no first name can be read (no letter in it, or in
+an address's local part); should a split still find none, ``first_name`` is ``""`` (the
+spec promises a string), never null.
+
 Names are written back with a capital letter when sent all lower or all upper case;
 a first name found in the data is written as the data spells it.
 
@@ -161,7 +165,7 @@ def _gender_result(query: Query, raw: Any, names: NameData,
         "details": _details(query, credits, stats.samples if stats else 0,
                             stats.country if stats else None, first),
         "result_found": stats is not None and stats.gender != "unknown",
-        "first_name": first,
+        "first_name": first or "",
     }
     if query.kind != "first_name":
         result["last_name"] = last
