@@ -102,7 +102,8 @@ def _with_raw_number(body: Any, raw: str, where: str) -> bytes:
 
 
 @SETTINGS
-@given(body=valid_queries | st.lists(valid_queries, min_size=1, max_size=3) | bodies, raw=raw_numbers, where=st.sampled_from(["x", "id", "first_name", "country"]),
+@given(body=valid_queries | st.lists(valid_queries, min_size=1, max_size=3) | bodies, raw=raw_numbers,
+       where=st.sampled_from(["x", "id", "first_name", "country"]),
        path=st.sampled_from(list(PRICES)))
 def test_any_body_is_answered_at_the_documented_price_or_charged_nothing(
         rich_client: httpx.Client, emulator: EmulatorServer, body: Any, raw: str, where: str, path: str) -> None:
