@@ -109,10 +109,17 @@ def plan_query_object(ref: Any, raw: Any, spec: RowSpec) -> PlannedRow:
     return PlannedRow(ref, query, query_hash(spec.lookup, query))
 
 
+SECRET_MIN_LENGTH = 16
+"""A token at least this long is refused anywhere inside a name or id; a shorter one (a
+toy token such as ``dev``) only as the whole value, so that it never refuses a real
+name such as Sukhdev or Peter. Service tokens are 32 characters and more."""
+
+
 def _field_holding_secret(query: Query, secrets: frozenset[str]) -> str | None:
-    """The field of a valid query that contains a secret (hints are too short to hold one)."""
+    """The field of a valid query that carries a secret (hints are too short to hold one)."""
     for field_name, value in ((query.kind, query.name), ("id", query.id)):
-        if isinstance(value, str) and any(secret in value for secret in secrets):
+        if isinstance(value, str) and any(
+                value == secret or (len(secret) >= SECRET_MIN_LENGTH and secret in value) for secret in secrets):
             return field_name
     return None
 
