@@ -5,7 +5,10 @@ read to learn the port (``--port 0`` picks a free one)::
 
     namelookup-emulator listening on http://127.0.0.1:41237
 
-Its log (one line per request, never a token) goes to stderr. SIGTERM or Ctrl-C stop
+Its log (one line per request, never a token) goes to stderr. Beyond loopback
+(``--host 0.0.0.0``) it starts only with ``--admin-token`` (or
+``$NAMELOOKUP_EMULATOR_ADMIN_TOKEN``), which every ``/emulator/...`` admin call must
+then send in ``X-Emulator-Admin-Token``. SIGTERM or Ctrl-C stop
 it gracefully.
 
 Example::
