@@ -95,14 +95,19 @@ class _XComLookupOperator(NameLookupOperatorBase):
 
     def _keep_answers(self, run: ListRun, store: AnswerStore, error: BaseException, context: Context) -> None:
         answered = len(run.answers) - run.reused
-        if not store.save(run.answers):
-            self.log.error("Stopped after %d of %d distinct queries were answered; nothing could be kept "
-                           "(%s). Summary: %s", answered, len(run.distinct), store.where, run.progress.line())
-            return
-        fate = fate_of_kept_answers(retry_coming=tries_left(context) and not is_unfixable(error), where=store.where)
-        self.log.error("Stopped after %d of %d distinct queries were answered (%d answers saved in %s); %s. "
-                       "Summary: %s", answered, len(run.distinct), len(run.answers), store.where, fate,
-                       run.progress.line())
+        if not run.answers:
+            self.log.error("Stopped before any of %d distinct queries was answered; nothing was paid for.",
+                           len(run.distinct))
+        elif not store.save(run.answers):
+            self.log.error("Stopped after %d of %d distinct queries were answered; the answers could not be "
+                           "kept (%s), so the next try pays for them again.", answered, len(run.distinct),
+                           store.where)
+        else:
+            retry_coming = tries_left(context) and not is_unfixable(error)
+            self.log.error("Stopped after %d of %d distinct queries were answered (%d answers saved in %s); %s.",
+                           answered, len(run.distinct), len(run.answers), store.where,
+                           fate_of_kept_answers(retry_coming=retry_coming, where=store.where))
+        run.progress.log_summary(self.log)
 
     def on_kill(self) -> None:
         """Airflow kills the task (SIGTERM, timeout): save the answers already paid for."""

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import structlog
 from airflow.providers.common.compat.sdk import AirflowTaskTimeout
 
 from airflow_provider_namelookup.operators import GenderLookupOperator
@@ -67,10 +68,13 @@ def test_an_execution_timeout_midway_keeps_the_answers_for_the_retry(namelookup:
                                     check_remaining_credits=False)
     emulator.set_faults(latency_ms=1000)  # batch 1 answers at ~1 s, batch 2 at ~2 s
     timeout_after(1.5)
-    with pytest.raises(AirflowTaskTimeout):
+    with pytest.raises(AirflowTaskTimeout), structlog.testing.capture_logs() as logs:
         operator.execute(_context(store))
     emulator.set_faults()
     assert len(store.values[STATE_KEY]) == 100
+    events = [e["event"] for e in logs]
+    assert any("Stopped after 100 of 250" in e and "kept for the task's next try" in e for e in events)
+    assert events[-1].startswith("Summary: genders: ") and sum(e.startswith("Summary:") for e in events) == 1
 
     store.values.clear()
     operator.on_kill()  # SIGTERM: Airflow calls on_kill, which saves them as well
@@ -78,7 +82,10 @@ def test_an_execution_timeout_midway_keeps_the_answers_for_the_retry(namelookup:
 
     before = emulator.stats()["requests"]
     retry = GenderLookupOperator(task_id="genders", queries=names, max_concurrency=1, check_remaining_credits=False)
-    results = retry.execute(_context(store, try_number=2))
+    with structlog.testing.capture_logs() as logs:
+        results = retry.execute(_context(store, try_number=2))
+    assert any("Reusing 100 answers" in e["event"] for e in logs)
+    assert logs[-1]["event"].startswith("Summary: genders: ") and "150 lookups" in logs[-1]["event"]
     assert all("gender" in r for r in results) and len(results) == 250
     assert emulator.stats()["requests"] - before == 2  # 150 names left: 100 + 50, nothing paid twice
     assert STATE_KEY not in store.values  # deleted on success
@@ -108,9 +115,11 @@ def test_any_exception_keeps_the_answers(namelookup: Any, emulator: Any, monkeyp
     monkeypatch.setattr(list_run.ListRun, "__init__", init)
     operator = GenderLookupOperator(task_id="genders", queries=[f"Name{i:03d}" for i in range(250)],
                                     max_concurrency=1, check_remaining_credits=False)
-    with pytest.raises(MemoryError):
-        operator.execute(_context(store))
+    with pytest.raises(MemoryError), structlog.testing.capture_logs() as logs:
+        operator.execute(_context(store, try_number=2, max_tries=1))  # the last try
     assert len(store.values[STATE_KEY]) == 100
+    stopped = next(e["event"] for e in logs if e["event"].startswith("Stopped after"))
+    assert "next try" not in stopped and "no try is left" in stopped
 
 
 def test_the_store_follows_what_the_context_offers() -> None:
