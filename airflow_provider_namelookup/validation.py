@@ -45,6 +45,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from airflow_provider_namelookup.contract import SIGNUP_ACCOUNT_LANGUAGES
 from airflow_provider_namelookup.countries import COUNTRIES
 from airflow_provider_namelookup.errors import NameLookupValidationError
 from airflow_provider_namelookup.models import NAME_KINDS, NameKind, Query
@@ -236,7 +237,7 @@ def validate_signup(email: Any, accept_terms: Any, newsletter: Any = None,
     if not _blank(locale):
         if not isinstance(locale, str) or not _SIGNUP_LOCALE.match(locale.strip()):
             raise _invalid("invalid-locale", "locale",
-                           f"sign-up locale must be a two-letter language code such as en, de or es, "
-                           f"got {locale!r:.40}")
+                           f"sign-up locale must be a two-letter language code such as "
+                           f"{', '.join(SIGNUP_ACCOUNT_LANGUAGES)}, got {locale!r:.40}")
         payload["locale"] = locale.strip().lower()
     return payload
