@@ -6,8 +6,6 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_namelookup.version_compat import AIRFLOW_V_3_3_PLUS
-
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
 
@@ -88,8 +86,6 @@ def test_partial_budget_spends_what_it_may(write_dag: Any, namelookup: Any) -> N
 
 
 @pytest.mark.compat
-@pytest.mark.xfail(not AIRFLOW_V_3_3_PLUS, strict=False,
-                   reason="before Airflow 3.3 the retry needs the fallback answer store (issue 9/12, audit branch)")
 def test_limit_exceeded_midway_keeps_answers_for_the_retry(write_dag: Any, namelookup: Any, emulator: Any) -> None:
     names = [f"Name{i:03d}" for i in range(250)]
     namelookup.set_credits(120)
