@@ -6,7 +6,7 @@ script covers the rest of the supported range. Each target has a lock file here
 Airflow gets the dependency set it was released with and not today's fastapi or cadwyn.
 
 Venvs are cached outside the repository, one per target and lock file
-(``${XDG_CACHE_HOME:-~/.cache}/airflow-provider-namelookup/compat/<target>-<hash>``);
+(``${XDG_CACHE_HOME:-~/.cache}/airflow-provider-namelookup/compat/<target>-<hash of the lock file>``);
 the provider itself is installed from the working tree on every run (editable,
 ``--no-deps``), so the code under test is always current. A run holds a lock on the venv,
 so two checkouts sharing the cache take turns instead of installing over each other;
@@ -92,10 +92,18 @@ def find_python(version: str) -> str:
                      "this part of the matrix")
 
 
+# Bump when ensure_venv builds venvs differently, so cached ones are rebuilt.
+VENV_RECIPE = "1"
+
+
 def venv_dir(target: Target) -> Path:
-    digest = hashlib.sha256()
-    for part in (target.lock_file, ROOT / "pyproject.toml", Path(__file__)):
-        digest.update(part.read_bytes())
+    """The cache entry of ``target``: one per lock file, Python and recipe.
+
+    pyproject.toml is not part of the key: the venv holds only the lock file's packages,
+    and ``pip check`` after installing the working tree reports a requirement the lock
+    lacks (then run ``lock`` again, which changes the key).
+    """
+    digest = hashlib.sha256(f"{VENV_RECIPE}|{target.python}|".encode() + target.lock_file.read_bytes())
     return CACHE / f"{target.name}-{digest.hexdigest()[:12]}"
 
 
