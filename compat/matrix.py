@@ -184,7 +184,7 @@ def run(target: Target, pytest_args: list[str]) -> tuple[bool, float, str]:
         fcntl.flock(guard, fcntl.LOCK_EX)
         try:
             venv = ensure_venv(target, out)
-            pip(venv, "install", "--no-deps", "--no-build-isolation", "-e", ROOT, out=out)
+            pip(venv, "install", "--no-deps", "-e", ROOT, out=out)
             pip(venv, "check", out=out)  # a requirement the lock file lacks: run `lock` for this target again
             env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
             env.pop("VIRTUAL_ENV", None)
