@@ -45,11 +45,12 @@ def airflow_db() -> Iterator[Path]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """``@pytest.mark.compat(warehouse="sqlite")`` puts only that warehouse's variant in the smoke subset."""
+    """``@pytest.mark.compat(warehouse="sqlite")`` puts only the variants with those parameters
+    in the smoke subset (``pytest -m compat``)."""
     for item in items:
-        wanted = [m.kwargs["warehouse"] for m in item.iter_markers("compat") if "warehouse" in m.kwargs]
-        callspec = getattr(item, "callspec", None)
-        if wanted and callspec is not None and callspec.params.get("warehouse") not in wanted:
+        wanted = {k: v for m in item.iter_markers("compat") for k, v in m.kwargs.items()}
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if wanted and any(params.get(name) != value for name, value in wanted.items()):
             item.own_markers = [m for m in item.own_markers if m.name != "compat"]
 
 

@@ -77,7 +77,7 @@ def test_xcom_flow(namelookup: Any, airflow_db: Path) -> None:
     (50, {"enough_credits", "lookup_names"}, {"report_shortfall"}),
     (5000, {"report_shortfall"}, {"enough_credits", "lookup_names"}),
 ])
-@pytest.mark.compat
+@pytest.mark.compat(min_credits=5000)  # the gate's wait, its soft fail and the shortfall branch
 def test_credit_gate(namelookup: Any, airflow_db: Path, min_credits: int, ran: set[str], skipped: set[str]) -> None:
     handle = load_dag(airflow_db / "namelookup_credit_gate.py", "namelookup_credit_gate")
     handle.dag.get_task("enough_credits").timeout = 1  # the example waits ten minutes

@@ -131,7 +131,6 @@ def test_sql_source_where_shards_and_mapping(sqlite_warehouse: Any, write_dag: A
     assert namelookup.remaining() == 100 - 7
 
 
-@pytest.mark.compat(warehouse="sqlite")
 @pytest.mark.database
 def test_country_of_origin_table(warehouse: Any, write_dag: Any, namelookup: Any) -> None:
     table = warehouse.create_customers([(1, "Giulia", None), (2, "Sven", None), (3, "giulia", None), (4, "", None)])
@@ -156,7 +155,6 @@ def test_bad_configuration_fails_clearly(sqlite_warehouse: Any, write_dag: Any, 
     assert sqlite_warehouse.rows(f"SELECT COUNT(*) FROM {table}") == [(1,)]
 
 
-@pytest.mark.compat
 def test_plan_only_counts_credits_and_touches_nothing(sqlite_warehouse: Any, write_dag: Any,
                                                      namelookup: Any) -> None:
     table = sqlite_warehouse.create_customers(CUSTOMERS)
