@@ -61,7 +61,7 @@ def dag_bag(dag_folder: Path | str) -> Any:
         from airflow.dag_processing.dagbag import DagBag
     else:
         from airflow.models.dagbag import DagBag
-    return DagBag(dag_folder=str(dag_folder), include_examples=False)
+    return DagBag(dag_folder=str(dag_folder))
 
 
 def load_dag(path: Path, dag_id: str) -> DagHandle:
