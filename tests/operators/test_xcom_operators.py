@@ -48,6 +48,7 @@ def test_rows_from_a_query_pass_through_with_query_field(write_dag: Any, nameloo
     assert [r["gender"] for r in tuples] == ["male", "female"] and tuples[0]["details"]["country"] == "IT"
 
 
+@pytest.mark.compat
 def test_country_of_origin_costs_two_credits_per_distinct_name(write_dag: Any, namelookup: Any) -> None:
     dag = write_dag("CountryOfOriginOperator(task_id='origins', queries=['Giulia', 'giulia', 'Sven'])")
     assert str(dag.run().state) == "success"
