@@ -26,7 +26,6 @@ pool first: ``airflow pools set namelookup 4 "Name Lookup API calls"``
 from __future__ import annotations
 
 import os
-from datetime import timedelta
 from typing import Any
 
 import pendulum
@@ -48,7 +47,8 @@ with DAG(
         "table": Param("customers", type="string", pattern=TABLE_NAME, description="the source table"),
         "shards": Param(8, type="integer", minimum=1, maximum=1024, description="mapped task instances"),
     },
-    default_args={"retries": 3, "retry_delay": timedelta(seconds=30)},
+    # A shard whose worker is lost is retried (after [core] default_task_retry_delay) on another one.
+    default_args={"retries": 3},
     tags=["namelookup", "example"],
     doc_md=__doc__,
 ) as dag:
