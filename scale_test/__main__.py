@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn
 
-from scale_test.deployment import DAG_ID, Deployment, DeploymentOptions
+from scale_test.deployment import Deployment, DeploymentOptions
 from scale_test.scenarios import ScenarioResult, run_exact, run_kill
 
 STARTED = time.monotonic()
@@ -109,12 +109,9 @@ def _print_logs(deployment: Deployment, results: list[ScenarioResult]) -> None:
         tail = deployment.processes.tail(name, 25)
         if tail:
             print(f"----- {deployment.log_dir / (name + '.log')} (last 25 lines) -----\n{tail}", flush=True)
-    task_logs = deployment.home / "logs" / f"dag_id={DAG_ID}"
     for result in results:
         for attempt in [t for t in result.tries if t.state not in ("success", None)][:4]:
-            index = f"map_index={attempt.map_index}/" if attempt.map_index >= 0 else ""
-            path = (task_logs / f"run_id={result.run_id}" / f"task_id={attempt.task_id}" / index
-                    / f"attempt={attempt.try_number}.log")
+            path = deployment.task_log(result.run_id, attempt)
             if path.exists():
                 lines = path.read_text(errors="replace").splitlines()[-8:]
                 print(f"----- {path} (last 8 lines) -----\n" + "\n".join(lines), flush=True)

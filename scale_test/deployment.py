@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import secrets
 import shutil
@@ -339,6 +340,19 @@ class Deployment:
                 return [TaskTry(*row) for row in cur.fetchall()]
         finally:
             conn.close()
+
+    def xcom(self, run_id: str, task_id: str, map_index: int = -1) -> Any:
+        """The ``return_value`` XCom of a task instance (its last try), or None."""
+        entry = self.api("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances/{task_id}/xcomEntries/"
+                         f"return_value?map_index={map_index}", allow=(404,))
+        value = None if entry is None else entry.get("value")
+        return json.loads(value) if isinstance(value, str) else value  # stored as JSON; a string holds JSON text
+
+    def task_log(self, run_id: str, attempt: TaskTry) -> Path:
+        """Where the log of one try is written (``[logging] base_log_folder``'s default layout)."""
+        index = f"map_index={attempt.map_index}" if attempt.map_index >= 0 else ""
+        return (self.home / "logs" / f"dag_id={DAG_ID}" / f"run_id={run_id}" / f"task_id={attempt.task_id}" / index
+                / f"attempt={attempt.try_number}.log")
 
     def emulator_stats(self) -> dict[str, Any]:
         """The emulator's counters (``/emulator/stats``): requests, queries and credits charged."""

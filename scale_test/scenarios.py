@@ -7,8 +7,8 @@ have charged exactly the table's distinct valid queries (counted by
 workers (``task_instance.hostname``).
 
 **kill**: the same on a fresh warehouse, with the emulator answering after 100-300 ms
-as a remote service would; once a shard runs on ``worker-1`` and lookups are being
-paid for, ``worker-1`` and everything under it gets SIGKILL. Airflow must notice the
+as a remote service would; a second after a shard on ``worker-1`` has logged its plan
+(its lookups are then under way), ``worker-1`` and everything under it gets SIGKILL. Airflow must notice the
 lost tries (heartbeat timeout), retry them on ``worker-2`` and finish the run; every
 row must be enriched once and the answers the target records must be the distinct
 queries (none paid twice). The credits charged beyond what the target records are the
@@ -28,6 +28,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from scale_test.deployment import Deployment, TaskTry, wait_for
@@ -39,8 +40,12 @@ BATCH_SIZE = 100
 """Queries per request (the connection's default ``batch_size``)."""
 MAX_CONCURRENCY = 4
 """Requests in flight per task (the operators' default ``max_concurrency``)."""
-KILL_LATENCY_MS = (100, 300)
+KILL_LATENCY_MS = (200, 500)
 """The emulator's added latency during the kill run, so that answers are in flight when the worker dies."""
+PLAN_LOGGED = "Plan for "
+"""What a table operator logs once it has planned and before it looks anything up."""
+KILL_DELAY = 0.3
+"""Seconds between a victim shard's plan line and the SIGKILL: inside its lookups."""
 
 
 @dataclass
@@ -124,19 +129,21 @@ def run_kill(deployment: Deployment, *, rows: int, shards: int, seed: int, timeo
     try:
         result.run_id = deployment.trigger({"table": "customers", "shards": shards})
 
-        def victim_is_paying() -> list[int]:
-            running = [t.map_index for t in deployment.task_tries(result.run_id)
+        def victim_is_looking_up() -> list[int]:
+            """Shards running on the victim that have logged their plan: their lookups are under way."""
+            running = [t for t in deployment.task_tries(result.run_id)
                        if t.task_id == ENRICH_TASK and t.state == "running" and t.hostname == victim]
-            charged = int(deployment.emulator_stats()["credits_charged"])
-            return running if running and charged >= facts.distinct_queries // 4 else []
+            return [t.map_index for t in running if PLAN_LOGGED in _read(deployment.task_log(result.run_id, t))]
 
-        running = wait_for(victim_is_paying, timeout=timeout / 2, interval=0.5,
-                           what=f"a shard running on {victim} while lookups are paid for")
+        running = wait_for(victim_is_looking_up, timeout=timeout / 2, interval=0.3,
+                           what=f"a shard on {victim} to start its lookups")
+        time.sleep(KILL_DELAY)
         at_kill = deployment.emulator_stats()
         deployment.processes.kill(victim)
         killed_at = time.monotonic() - started
         log(f"[kill] SIGKILL to {victim} (its whole process group) {killed_at:.0f} s into the run, "
-            f"while it ran shards {running}; {at_kill['credits_charged']:,} credits charged so far")
+            f"{KILL_DELAY} s after shards {running} logged their plan; {at_kill['credits_charged']:,} credits "
+            f"charged so far")
         result.state = deployment.wait_for_run(result.run_id, timeout - killed_at)
     finally:
         deployment.set_emulator_faults({})
@@ -148,6 +155,9 @@ def run_kill(deployment: Deployment, *, rows: int, shards: int, seed: int, timeo
     killed = [t for t in enrich if t.hostname == victim and t.state != "success"]
     retried_on = {t.hostname for t in enrich if any(k.map_index == t.map_index and k.try_number < t.try_number
                                                    for k in killed)}
+    retry_work = [deployment.xcom(result.run_id, ENRICH_TASK, index) or {}
+                  for index in sorted({t.map_index for t in killed})]
+    retry_rows = sum(int(summary.get("rows_enriched") or 0) for summary in retry_work)
     recorded = result.check.credits_recorded if result.check else 0
     lost = result.credits_charged - recorded
     bound = len(killed) * MAX_CONCURRENCY * BATCH_SIZE
@@ -158,8 +168,12 @@ def run_kill(deployment: Deployment, *, rows: int, shards: int, seed: int, timeo
         "retried_on": sorted(h or "?" for h in retried_on),
         "answers_lost_in_flight": lost, "lost_in_flight_bound": bound,
         "requests_open_at_kill": open_requests,
+        "rows_enriched_by_retries": retry_rows,
+        "lookups_by_retries": sum(int(summary.get("lookups") or 0) for summary in retry_work),
     })
     result.expect(bool(killed), f"no try of {ENRICH_TASK} on {victim} was lost: the kill missed the shards")
+    result.expect(retry_rows > 0, "the retries found their shards already enriched: the kill came after the "
+                                  "killed tries had finished their work, so it proves nothing about losing it")
     result.expect(bool(retried_on) and retried_on <= set(survivors),
                   f"the lost tries were retried on {sorted(h or '?' for h in retried_on)}, expected {survivors}")
     result.expect(0 <= lost <= bound,
@@ -167,6 +181,13 @@ def run_kill(deployment: Deployment, *, rows: int, shards: int, seed: int, timeo
                   f"recorded {recorded:,}): more than the {len(killed)} killed tries could have had in flight "
                   f"({bound:,} = tries × {MAX_CONCURRENCY} requests × {BATCH_SIZE} queries)")
     return result
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        return ""
 
 
 def _collect(deployment: Deployment, result: ScenarioResult) -> None:
