@@ -1,16 +1,18 @@
 """The processes of a deployment: each in its own session, each with its own log file.
 
-Every process is started with ``start_new_session=True``, so it leads a process group
-(and session) of its own that holds everything it forks: Celery's pool processes, the
-task supervisors and task processes, the api-server's workers. Stopping a process
-signals its whole group (SIGTERM, then SIGKILL after a grace period), and
-:meth:`Processes.leftovers` asks ``pgrep -s`` whether anything of any session survived.
+Every process is started with ``start_new_session=True``, so it leads a session of its
+own that holds everything it forks: Celery's pool processes, the task supervisors and
+task processes (which Airflow moves into process groups of their own, but not out of
+the session), the api-server's workers. Stopping a process signals its process group
+(SIGTERM), then SIGKILLs whatever of its session is left after a grace period; killing
+one SIGKILLs its whole session at once. :meth:`Processes.leftovers` asks ``pgrep -s``
+whether anything of any session survived.
 
 Example::
 
     with Processes(Path("/tmp/logs"), env) as procs:
         procs.start("scheduler", ["airflow", "scheduler"])
-        procs.kill("scheduler")                 # SIGKILL to its whole process group
+        procs.kill("scheduler")                 # SIGKILL to its whole session
     # leaving the block stops everything; procs.leftovers() == [] afterwards
 """
 
@@ -82,10 +84,15 @@ class Processes:
                                                                   for name, code in dead.items()))
 
     def kill(self, name: str) -> None:
-        """SIGKILL ``name`` and everything in its process group, as a machine losing power would."""
+        """SIGKILL ``name`` and everything in its session, as a machine losing power would.
+
+        The session, not only the process group: Airflow's task supervisor puts each task
+        process in a process group of its own, which a ``killpg`` of the worker would miss
+        (the task would run on, unsupervised, while the scheduler retries it elsewhere).
+        """
         started = self.started.pop(name)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(started.pid, signal.SIGKILL)
+        _signal_group(started.pid, signal.SIGKILL)
+        _kill_session(started.pid)
         started.popen.wait()
         started.log.close()
 
@@ -97,6 +104,7 @@ class Processes:
         while time.monotonic() < deadline and (started.popen.poll() is None or _group_alive(started.pid)):
             time.sleep(0.2)
         _signal_group(started.pid, signal.SIGKILL)
+        _kill_session(started.pid)
         with contextlib.suppress(subprocess.TimeoutExpired):
             started.popen.wait(timeout=5)
         started.log.close()
@@ -108,11 +116,7 @@ class Processes:
 
     def leftovers(self) -> list[str]:
         """``pid command`` of every process still alive in a session this object started (``pgrep -s``)."""
-        if not self.sessions:
-            return []
-        found = subprocess.run(["pgrep", "-a", "-s", ",".join(map(str, self.sessions))],
-                               capture_output=True, text=True, check=False)
-        return [line for line in found.stdout.splitlines() if line.strip()]
+        return _session_members(self.sessions)
 
     def tail(self, name: str, lines: int = 40) -> str:
         """The last ``lines`` lines of ``name``'s log."""
@@ -126,6 +130,27 @@ class Processes:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop_all()
+
+
+def _session_members(sessions: Sequence[int]) -> list[str]:
+    """``pid command`` of every live process in these sessions (``pgrep -s``)."""
+    if not sessions:
+        return []
+    found = subprocess.run(["pgrep", "-a", "-s", ",".join(map(str, sessions))], capture_output=True, text=True,
+                           check=False)
+    return [line for line in found.stdout.splitlines() if line.strip()]
+
+
+def _kill_session(sid: int, rounds: int = 10) -> None:
+    """SIGKILL every process of session ``sid``, again while any is left (one may fork meanwhile)."""
+    for _ in range(rounds):
+        members = _session_members([sid])
+        if not members:
+            return
+        for line in members:
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(line.split()[0]), signal.SIGKILL)
+        time.sleep(0.1)
 
 
 def _signal_group(pgid: int, signum: int) -> None:

@@ -37,17 +37,20 @@ def test_worker_hostname(monkeypatch: pytest.MonkeyPatch) -> None:
     assert worker_hostname()
 
 
-GRANDCHILD = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); " \
-             "print('started', flush=True); time.sleep(60)"
+# The grandchild moves to a process group of its own, as Airflow's task supervisor does with a task.
+GRANDCHILD = ("import os, subprocess, sys, time; "
+              "subprocess.Popen([sys.executable, '-c', 'import os, time; os.setpgid(0, 0); time.sleep(60)']); "
+              "print('started', flush=True); time.sleep(60)")
 
 
 @pytest.mark.parametrize("how", ["kill", "stop"])
-def test_processes_end_with_their_whole_group(tmp_path: Path, how: str) -> None:
-    """SIGKILL and stop reach the grandchildren too, and pgrep then finds nothing of the session."""
+def test_processes_end_with_their_whole_session(tmp_path: Path, how: str) -> None:
+    """SIGKILL and stop reach a grandchild in another process group too, and pgrep then finds
+    nothing of the session."""
     procs = Processes(tmp_path, {"PATH": "/usr/bin:/bin"})
     procs.start("parent", [sys.executable, "-c", GRANDCHILD])
     deadline = time.monotonic() + 20
-    while "started" not in procs.tail("parent") and time.monotonic() < deadline:
+    while (len(procs.leftovers()) < 2 or "started" not in procs.tail("parent")) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert len(procs.leftovers()) == 2  # the parent and its grandchild, in the parent's session
     getattr(procs, how)("parent")
