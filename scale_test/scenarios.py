@@ -141,7 +141,7 @@ def run_kill(deployment: Deployment, *, rows: int, shards: int, seed: int, timeo
         at_kill = deployment.emulator_stats()
         deployment.processes.kill(victim)
         killed_at = time.monotonic() - started
-        log(f"[kill] SIGKILL to {victim} (its whole process group) {killed_at:.0f} s into the run, "
+        log(f"[kill] SIGKILL to {victim} (its whole session) {killed_at:.0f} s into the run, "
             f"{KILL_DELAY} s after shards {running} logged their plan; {at_kill['credits_charged']:,} credits "
             f"charged so far")
         result.state = deployment.wait_for_run(result.run_id, timeout - killed_at)
