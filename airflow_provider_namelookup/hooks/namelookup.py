@@ -14,9 +14,16 @@ Retry policy (see :class:`~airflow_provider_namelookup.api.RetryPolicy`):
 * ``max_retries`` (default 5) retries after the first attempt, waiting
   ``backoff_base * 2**n`` seconds (default base 0.5 s, at most 30 s) with jitter.
 
+Concurrency (async hook): requests in flight adapt between 1 and ``max_concurrency``
+(default 64; the ``max_concurrency`` connection extra or argument) with an AIMD
+controller shared by all requests of the hook (:mod:`.concurrency`): they grow while
+answers come back fast and clean, and shrink on 429, 5xx, timeouts and lost
+connections; a ``Retry-After`` stops every new request until it has passed.
+
 Every call has a connect timeout (default 5 s) and a read timeout (default 30 s). One
-pooled HTTP client (keep-alive) lives per hook instance; close it with ``close()`` /
-``aclose()`` or use the hook as a context manager. The token is sent only in the
+pooled HTTP client (keep-alive, as many connections as ``max_concurrency``) lives per
+hook instance; close it with ``close()`` / ``aclose()`` or use the hook as a context
+manager. The token is sent only in the
 ``Authorization`` header: it never appears in logs, exception messages or ``repr()``.
 
 Example::
@@ -58,7 +65,13 @@ from airflow_provider_namelookup.api import (
     single_gender_call,
     statistic_call,
 )
-from airflow_provider_namelookup.errors import NameLookupAuthError, NameLookupConnectionError, NameLookupError
+from airflow_provider_namelookup.errors import (
+    NameLookupAuthError,
+    NameLookupConnectionError,
+    NameLookupError,
+    parse_retry_after,
+)
+from airflow_provider_namelookup.hooks.concurrency import ConcurrencyGate, ConcurrencyLimit, Outcome
 from airflow_provider_namelookup.hooks.settings import ClientSettings
 from airflow_provider_namelookup.models import Query
 
@@ -79,6 +92,14 @@ def _raw(response: httpx.Response) -> RawResponse:
     return RawResponse(response.status_code, response.content, response.headers.get("Retry-After"))
 
 
+def _outcome(response: httpx.Response) -> tuple[Outcome, float | None]:
+    """What an answer says about the service's load, and the ``Retry-After`` it asked for."""
+    status = response.status_code
+    if status == 429 or status >= 500:
+        return Outcome.CONGESTED, parse_retry_after(response.headers.get("Retry-After"))
+    return (Outcome.OK if 200 <= status < 300 else Outcome.NEUTRAL), None
+
+
 def _query_from_fields(**fields: Any) -> Query:
     return as_query({k: v for k, v in fields.items() if v is not None})
 
@@ -92,22 +113,22 @@ class _NameLookupBase(BaseHook):
     hook_name = "Name Lookup"
 
     def __init__(self, namelookup_conn_id: str = default_conn_name, *,
-                 settings: ClientSettings | None = None, max_concurrency: int = 4,
+                 settings: ClientSettings | None = None, max_concurrency: int | None = None,
                  transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None) -> None:
         super().__init__()
         self.namelookup_conn_id = namelookup_conn_id
         self._settings = settings
         self._transport = transport
-        if max_concurrency < 1:
-            raise ValueError("max_concurrency must be at least 1")
-        self.max_concurrency = max_concurrency
+        if max_concurrency is not None and max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        self._max_concurrency = max_concurrency
         self.stats = CallStats()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(namelookup_conn_id={self.namelookup_conn_id!r})"
 
     @classmethod
-    def for_url(cls, base_url: str, token: str | None = None, *, max_concurrency: int = 4,
+    def for_url(cls, base_url: str, token: str | None = None, *, max_concurrency: int | None = None,
                 transport: Any = None, **settings: Any) -> Any:
         """A hook that reaches ``base_url`` directly, without an Airflow connection.
 
@@ -131,6 +152,14 @@ class _NameLookupBase(BaseHook):
         return self._settings
 
     @property
+    def max_concurrency(self) -> int:
+        """The most requests in flight: the argument, else the connection's extra, else 64."""
+        return self._ceiling(self.settings)
+
+    def _ceiling(self, settings: ClientSettings) -> int:
+        return self._max_concurrency if self._max_concurrency is not None else settings.max_concurrency
+
+    @property
     def policy(self) -> RetryPolicy:
         return self.settings.retry
 
@@ -143,8 +172,8 @@ class _NameLookupBase(BaseHook):
             "base_url": settings.base_url,
             "timeout": self._timeout(settings),
             "headers": {"Accept": "application/json", "User-Agent": _USER_AGENT},
-            "limits": httpx.Limits(max_connections=max(self.max_concurrency, 4),
-                                   max_keepalive_connections=max(self.max_concurrency, 4)),
+            "limits": httpx.Limits(max_connections=self._ceiling(settings),
+                                   max_keepalive_connections=self._ceiling(settings)),
             "follow_redirects": False,
         }
 
@@ -302,18 +331,36 @@ class NameLookupHook(_NameLookupBase):
 class NameLookupAsyncHook(_NameLookupBase):
     """Asynchronous hook: the same calls as :class:`NameLookupHook`, awaited.
 
-    Batches run concurrently (``max_concurrency``) over one pooled ``httpx.AsyncClient``.
-    The connection is fetched without blocking the event loop.
+    Batches and country-of-origin lookups run concurrently over one pooled
+    ``httpx.AsyncClient``; how many at once adapts to the service (:attr:`concurrency`,
+    between 1 and ``max_concurrency``). The connection is fetched without blocking the
+    event loop.
 
-    :param max_concurrency: requests in flight at once for the batch methods.
+    :param max_concurrency: the most requests in flight at once; default: the
+        connection's ``max_concurrency`` extra, else 64.
 
     Example::
 
-        async with NameLookupAsyncHook(max_concurrency=4) as hook:
+        async with NameLookupAsyncHook(max_concurrency=16) as hook:
             results = await hook.gender_batch(names)
+            hook.concurrency.current, hook.concurrency.latency   # e.g. (16, 0.104)
     """
 
     _client: httpx.AsyncClient | None = None
+    _gate: ConcurrencyGate | None = None
+
+    @property
+    def concurrency(self) -> ConcurrencyLimit:
+        """The controller of requests in flight, shared by every request of this hook."""
+        if self._gate is None:
+            self._gate = ConcurrencyGate(ConcurrencyLimit(self.max_concurrency))
+        return self._gate.limit
+
+    @property
+    def gate(self) -> ConcurrencyGate:
+        self.concurrency  # noqa: B018 (creates the gate)
+        assert self._gate is not None
+        return self._gate
 
     async def aget_settings(self) -> ClientSettings:
         if self._settings is None:
@@ -342,10 +389,20 @@ class NameLookupAsyncHook(_NameLookupBase):
     async def _send(self, request: ApiRequest) -> RawResponse | NameLookupConnectionError:
         client = await self.aclient()
         headers = self._headers(request, await self.aget_settings())
+        gate = self.gate
+        ticket = await gate.acquire(request.path)
         try:
             response = await client.request(request.method, request.path, json=request.json, headers=headers)
         except httpx.HTTPError as exc:
+            gate.release(ticket, Outcome.CONGESTED)
             return _connection_error(exc, request)
+        except BaseException:
+            gate.cancel(ticket)
+            raise
+        outcome, retry_after = _outcome(response)
+        gate.release(ticket, outcome, retry_after=retry_after)
+        self.stats.concurrency = self.concurrency.current
+        self.stats.latency_ms = round((self.concurrency.latency or 0.0) * 1000, 1)
         return _raw(response)
 
     async def run(self, steps: Steps) -> Any:
@@ -364,7 +421,8 @@ class NameLookupAsyncHook(_NameLookupBase):
             return done.value
 
     async def _concurrently(self, calls: Sequence[Callable[[], Steps]]) -> AsyncIterator[tuple[int, Any]]:
-        """Run calls at most ``max_concurrency`` at a time; yield ``(index, result)`` as they end.
+        """Run calls as many at a time as the controller allows; yield ``(index, result)``
+        as they end.
 
         On the first failure no new call starts, the calls in flight are awaited and their
         results yielded (their credits are spent: their answers must not be lost), then the
@@ -373,14 +431,17 @@ class NameLookupAsyncHook(_NameLookupBase):
         pending = iter(range(len(calls)))
         running: dict[asyncio.Task[Any], int] = {}
         first_error: BaseException | None = None
+        await self.aget_settings()
+        limit = self.concurrency
 
-        def start_next() -> None:
-            index = next(pending, None)
-            if index is not None:
+        def start_more() -> None:
+            while len(running) < limit.current:
+                index = next(pending, None)
+                if index is None:
+                    return
                 running[asyncio.ensure_future(self.run(calls[index]()))] = index
 
-        for _ in range(self.max_concurrency):
-            start_next()
+        start_more()
         try:
             while running:
                 done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
@@ -394,7 +455,7 @@ class NameLookupAsyncHook(_NameLookupBase):
                         continue
                     yield index, task.result()
                     if first_error is None:
-                        start_next()
+                        start_more()
         finally:
             for task in running:
                 task.cancel()
@@ -413,7 +474,7 @@ class NameLookupAsyncHook(_NameLookupBase):
                                   ) -> AsyncIterator[tuple[Sequence[Query], list[dict[str, Any]]]]:
         """Yield ``(queries, results)`` per array request as each is answered (any order).
 
-        Up to ``max_concurrency`` requests are in flight. On a failure the requests in
+        Up to :attr:`concurrency` requests are in flight. On a failure the requests in
         flight are still collected and yielded before the error is raised.
         """
         await self.aget_settings()
