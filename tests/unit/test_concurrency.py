@@ -230,3 +230,14 @@ async def test_server_errors_shrink_the_hooks_concurrency_and_clean_answers_grow
     assert 4 < hook.concurrency.peak_in_flight <= 32  # grew from 4 while clean, never past the ceiling
     assert hook.concurrency.current < hook.concurrency.peak_in_flight  # shrank once 503s came
     assert hook.stats.concurrency == hook.concurrency.current and hook.stats.latency_ms >= 0
+
+
+def test_progress_lines_show_the_concurrency_and_latency_once_requests_were_answered() -> None:
+    from airflow_provider_namelookup.api import CallStats
+    from airflow_provider_namelookup.enrichment.progress import RunProgress
+
+    progress = RunProgress(label="customers -> customers_origin")
+    assert "in flight" not in progress.line()
+    progress.absorb_call_stats(CallStats(requests=10, concurrency=23, latency_ms=104.4))
+    assert progress.line().endswith(", 23 requests in flight allowed, latency 104 ms")
+    assert "concurrency" not in progress.summary() and progress.summary()["requests"] == 10
