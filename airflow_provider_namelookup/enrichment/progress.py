@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 log = logging.getLogger(__name__)
+_NOT_IN_SUMMARY = ("started", "_last_log", "interval", "concurrency", "latency_ms")
 
 
 @dataclass
@@ -80,6 +81,6 @@ class RunProgress:
         self.latency_ms = getattr(stats, "latency_ms", 0.0)
 
     def summary(self) -> dict[str, Any]:
-        data = {k: v for k, v in asdict(self).items() if k not in ("started", "_last_log", "interval", "concurrency", "latency_ms")}
+        data = {k: v for k, v in asdict(self).items() if k not in _NOT_IN_SUMMARY}
         data["duration_seconds"] = round(self.elapsed, 3)
         return data
