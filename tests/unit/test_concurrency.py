@@ -241,3 +241,42 @@ def test_progress_lines_show_the_concurrency_and_latency_once_requests_were_answ
     progress.absorb_call_stats(CallStats(requests=10, concurrency=23, latency_ms=104.4))
     assert progress.line().endswith(", 23 requests in flight allowed, latency 104 ms")
     assert "concurrency" not in progress.summary() and progress.summary()["requests"] == 10
+
+
+async def test_the_connections_are_spread_over_clients_of_at_most_eight() -> None:
+    from airflow_provider_namelookup.hooks.namelookup import _Lanes
+
+    sizes: list[int] = []
+
+    def make(size: int) -> httpx.AsyncClient:
+        sizes.append(size)
+        return httpx.AsyncClient()
+
+    lanes = _Lanes(make, 20)
+    assert sizes == [7, 7, 6] and len(lanes.clients) == 3
+    lanes.busy[0] = 2
+    assert lanes.least_busy() == 1
+    await lanes.aclose()
+    assert _Lanes(lambda size: httpx.AsyncClient(), 1).busy == [0]
+
+
+async def test_the_hook_sends_over_every_lane_and_closes_them_all() -> None:
+    seen: set[int] = set()
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(0.005)
+        return httpx.Response(200, json={"input": {"first_name": "Anna"}, "details": {"credits_used": 2}})
+
+    hook = NameLookupAsyncHook.for_url("http://svc.test", "t", max_concurrency=24,
+                                       transport=httpx.MockTransport(handle))
+    async with hook:
+        lanes = await hook.alanes()
+        original = [client.request for client in lanes.clients]
+        for n, client in enumerate(lanes.clients):
+            async def request(*args: object, _n: int = n, **kwargs: object) -> httpx.Response:
+                seen.add(_n)
+                return await original[_n](*args, **kwargs)  # type: ignore[arg-type]
+            client.request = request  # type: ignore[method-assign]
+        assert len([r async for _, r in hook.iter_country_of_origin(["Anna"] * 300)]) == 300
+    assert seen == {0, 1, 2} and hook._lanes is None
+    assert all(client.is_closed for client in lanes.clients)
