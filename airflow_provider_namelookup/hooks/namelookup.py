@@ -21,13 +21,13 @@ answers come back fast and clean, and shrink on 429, 5xx, timeouts and lost
 connections; a ``Retry-After`` stops every new request until it has passed.
 
 Every call has a connect timeout (default 5 s) and a read timeout (default 30 s). The
-HTTP clients (keep-alive; HTTP/2 over https when the service offers it and ``h2`` is
-installed, else HTTP/1.1) live per hook instance; close them with ``close()`` /
+HTTP clients (HTTP/1.1, keep-alive) live per hook instance; close them with ``close()`` /
 ``aclose()`` or use the hook as a context manager. The async hook spreads its
 ``max_concurrency`` connections over clients of at most 8 connections each
 (:class:`_Lanes`): httpx's pool scans every connection of a client for each request,
-so one pool of 64 costs about three times the CPU per request of eight pools of 8. The token is sent only in the
-``Authorization`` header: it never appears in logs, exception messages or ``repr()``.
+so one pool of 64 costs about three times the CPU per request of eight pools of 8.
+HTTP/2 (one connection) was measured too and did not beat that (``benchmarks/http2_probe.py``).
+The token is sent only in the ``Authorization`` header: it never appears in logs, exception messages or ``repr()``.
 
 Example::
 
@@ -42,7 +42,6 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import math
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
@@ -81,7 +80,6 @@ from airflow_provider_namelookup.hooks.settings import ClientSettings
 from airflow_provider_namelookup.models import Query
 
 _USER_AGENT = f"airflow-provider-namelookup/{__version__}"
-_HTTP2 = importlib.util.find_spec("h2") is not None
 _LANE_CONNECTIONS = 8
 # Errors after which the request may have reached the service (and been charged).
 _MAYBE_PROCESSED = (httpx.ReadError, httpx.ReadTimeout, httpx.RemoteProtocolError)
@@ -202,7 +200,6 @@ class _NameLookupBase(BaseHook):
             "headers": {"Accept": "application/json", "User-Agent": _USER_AGENT},
             "limits": httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
             "follow_redirects": False,
-            "http2": _HTTP2,  # only over https, negotiated by ALPN: HTTP/1.1 when the service does not offer it
         }
 
     def _headers(self, request: ApiRequest, settings: ClientSettings) -> dict[str, str]:
