@@ -111,19 +111,27 @@ def _query_from_fields(**fields: Any) -> Query:
 
 class _Lanes:
     """The async hook's HTTP clients: ``connections`` split over clients of at most 8
-    connections each; each request goes to the least busy client.
+    connections each, made as they are needed (a statistic call makes one); each request
+    goes to the least busy client.
 
     :param make: builds one client with the given number of connections.
     """
 
     def __init__(self, make: Callable[[int], httpx.AsyncClient], connections: int) -> None:
         count = math.ceil(connections / _LANE_CONNECTIONS)
-        sizes = [connections // count + (1 if i < connections % count else 0) for i in range(count)]
-        self.clients = [make(size) for size in sizes]
-        self.busy = [0] * count
+        self.sizes = [connections // count + (1 if i < connections % count else 0) for i in range(count)]
+        self._make = make
+        self.clients = [make(self.sizes[0])]
+        self.busy = [0]
 
     def least_busy(self) -> int:
-        return min(range(len(self.busy)), key=self.busy.__getitem__)
+        """The lane for the next request (a new one when every lane made so far is full)."""
+        index = min(range(len(self.clients)), key=self.busy.__getitem__)
+        if self.busy[index] >= self.sizes[index] and len(self.clients) < len(self.sizes):
+            self.clients.append(self._make(self.sizes[len(self.clients)]))
+            self.busy.append(0)
+            return len(self.clients) - 1
+        return index
 
     async def aclose(self) -> None:
         for client in self.clients:
