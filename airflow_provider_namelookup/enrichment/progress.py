@@ -72,6 +72,9 @@ class RunProgress:
             self._last_log = now
             logger.info("Progress: %s", self.line())
 
+    def log_summary(self, log) -> None:
+        log.info("Summary: %s", self.line())
+
     def absorb_call_stats(self, stats: Any) -> None:
         """Copy the hook's request counters (requests, retries, maybe-charged-twice)."""
         self.requests = stats.requests
