@@ -26,8 +26,9 @@ HTTP clients (HTTP/1.1, keep-alive) live per hook instance; close them with ``cl
 ``max_concurrency`` connections over clients of at most 8 connections each
 (:class:`_Lanes`): httpx's pool scans every connection of a client for each request,
 so one pool of 64 costs about three times the CPU per request of eight pools of 8.
-HTTP/2 (one connection) was measured too and did not beat that (``benchmarks/http2_probe.py``).
-The token is sent only in the ``Authorization`` header: it never appears in logs, exception messages or ``repr()``.
+HTTP/2 (one connection) was measured too and did not beat that
+(``benchmarks/http2_probe.py``). The token is sent only in the ``Authorization``
+header: it never appears in logs, exception messages or ``repr()``.
 
 Example::
 
@@ -392,9 +393,9 @@ class NameLookupHook(_NameLookupBase):
 class NameLookupAsyncHook(_NameLookupBase):
     """Asynchronous hook: the same calls as :class:`NameLookupHook`, awaited.
 
-    Batches and country-of-origin lookups run concurrently over one pooled
-    ``httpx.AsyncClient``; how many at once adapts to the service (:attr:`concurrency`,
-    between 1 and ``max_concurrency``). The connection is fetched without blocking the
+    Batches and country-of-origin lookups run concurrently over pooled
+    ``httpx.AsyncClient`` instances (:class:`_Lanes`); how many at once adapts to the
+    service (:attr:`concurrency`, between 1 and ``max_concurrency``). The connection is fetched without blocking the
     event loop.
 
     :param max_concurrency: the most requests in flight at once; default: the
