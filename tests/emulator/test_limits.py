@@ -80,7 +80,7 @@ async def test_a_token_over_its_in_flight_limit_gets_429_and_pays_nothing(
         emulator: EmulatorServer, make_account: Callable[..., str]) -> None:
     token, other = make_account(credits=100), make_account(credits=100)
     emulator.set_faults(latency_ms=300, token_max_in_flight=2, token_retry_after=0.5)
-    emulator.state.stats.reset()
+    assert httpx.delete(f"{emulator.url}/emulator/stats").json()["token_peak_in_flight"] == 0
     async with httpx.AsyncClient(base_url=emulator.url, timeout=10) as client:
         def origin(who: str) -> object:
             return client.post("/v2/country-of-origin", json={"first_name": "Giulia"}, headers=bearer(who))
