@@ -50,7 +50,6 @@ async def test_origin_lookups_approach_the_limit_with_few_429s_and_pay_nothing_t
     # finishes, with every name answered once and paid once
     assert sorted(answered) == sorted(names)
     assert CREDITS - limited_service.top_up(TOKEN, 0) == 2 * len(names) == stats["credits_charged"]
-    assert hook.stats.queries_maybe_charged_twice == 0
     # keeps its 429 share small
     assert stats["requests"] == len(names) + refused
     assert refused / stats["requests"] <= 0.02, (refused, stats["requests"])

@@ -83,6 +83,9 @@ from airflow_provider_namelookup.models import Query
 
 _USER_AGENT = f"airflow-provider-namelookup/{__version__}"
 _LANE_CONNECTIONS = 8
+# Idle connections are dropped before common server idle timeouts (uvicorn's 5 s): reusing
+# one as the server closes it loses a request that may have been charged.
+_KEEPALIVE_SECONDS = 4.0
 # Errors after which the request may have reached the service (and been charged).
 _MAYBE_PROCESSED = (httpx.ReadError, httpx.ReadTimeout, httpx.RemoteProtocolError)
 
@@ -220,7 +223,8 @@ class _NameLookupBase(BaseHook):
             "base_url": settings.base_url,
             "timeout": self._timeout(settings),
             "headers": {"Accept": "application/json", "User-Agent": _USER_AGENT},
-            "limits": httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
+            "limits": httpx.Limits(max_connections=connections, max_keepalive_connections=connections,
+                                   keepalive_expiry=_KEEPALIVE_SECONDS),
             "follow_redirects": False,
         }
 
