@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_namelookup import DEFAULT_BASE_URL
+from airflow_provider_namelookup.hooks.concurrency import DEFAULT_MAX_CONCURRENCY
 
 CONN_TYPE = "namelookup"
 HIDDEN_FIELDS = ("schema", "port", "login", "extra")
@@ -72,9 +73,9 @@ EXTRA_FIELDS: tuple[ExtraField, ...] = (
                "Retries after the first attempt, with exponential backoff (default 5).",
                "integer", minimum=0, maximum=20, default=5),
     ExtraField("max_concurrency", "Max requests in flight",
-               "Ceiling of the adaptive concurrency: most lookup requests in flight at once "
-               "(empty: the provider's default).",
-               "integer", minimum=1, maximum=64),
+               f"Ceiling of the adaptive concurrency: most lookup requests in flight at once "
+               f"(default {DEFAULT_MAX_CONCURRENCY}).",
+               "integer", minimum=1, default=DEFAULT_MAX_CONCURRENCY),
 )
 
 
