@@ -8,7 +8,8 @@ STAMP := $(VENV)/.installed
 SCALE_STAMP := $(VENV)/.installed-scale
 
 .PHONY: install test test-compat lint unit demo bench emulator scale-test clean wheel-smoke
-SMOKE_VENV ?= .smoke-venv
+# Cached outside the tree so that CI's fresh clones reuse it (rebuilt when pyproject.toml changes).
+SMOKE_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/wheel-smoke-venv
 
 install: $(STAMP)
 
@@ -61,12 +62,12 @@ wheel-smoke: $(STAMP)
 	$(BIN)/python -m build --outdir dist .
 	$(BIN)/python -m twine check --strict dist/*
 	test "$$(cat $(SMOKE_VENV)/.pyproject.sha 2>/dev/null)" = "$$(sha256sum pyproject.toml | cut -d' ' -f1)" \
-		|| { rm -rf $(SMOKE_VENV) && $(PYTHON) -m venv $(SMOKE_VENV) \
+		|| { rm -rf $(SMOKE_VENV) && mkdir -p $(dir $(SMOKE_VENV)) && $(PYTHON) -m venv $(SMOKE_VENV) \
 		     && $(SMOKE_VENV)/bin/python -m pip install --quiet --upgrade pip; }
 	$(SMOKE_VENV)/bin/python -m pip uninstall --quiet --yes airflow-provider-namelookup
 	$(SMOKE_VENV)/bin/python -m pip install --quiet "$$(ls dist/*.whl)[emulator]"
 	sha256sum pyproject.toml | cut -d' ' -f1 > $(SMOKE_VENV)/.pyproject.sha
-	cd /tmp && $(CURDIR)/$(SMOKE_VENV)/bin/python $(CURDIR)/packaging/wheel_smoke.py $(CURDIR)
+	cd /tmp && $(SMOKE_VENV)/bin/python $(CURDIR)/packaging/wheel_smoke.py $(CURDIR)
 
 clean:
-	rm -rf $(VENV) $(SMOKE_VENV) dist build .airflow .demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) dist build .airflow .demo .pytest_cache .mypy_cache .ruff_cache
