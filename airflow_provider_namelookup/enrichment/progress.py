@@ -73,3 +73,7 @@ class RunProgress:
         data = {k: v for k, v in asdict(self).items() if k not in ("started", "_last_log", "interval")}
         data["duration_seconds"] = round(self.elapsed, 3)
         return data
+
+    def log_summary(self, log: logging.Logger | Any) -> None:
+        """Log the run's one final line."""
+        log.info("Summary: %s", self.line())
