@@ -120,6 +120,20 @@ class AnswersTable:
               stale_before: float | None = None) -> ClaimOutcome:
         """Claim the hashes nobody has answered (or whose claim expired, or whose answer is
         older than ``stale_before``), and say which are now this owner's to send."""
+        hashes = sorted(hashes)  # every run locks in the same order, so claims rarely deadlock
+        self._claim(hashes, lookup, owner=owner, lease_seconds=lease_seconds, stale_before=stale_before)
+        outcome = ClaimOutcome()
+        for h, (state, claimed_by, _, _) in self.states(hashes).items():
+            if state == STATE_ANSWERED:
+                outcome.answered.add(h)
+            elif claimed_by == owner:
+                outcome.mine.append(h)
+            else:
+                outcome.held_by_others.add(h)
+        return outcome
+
+    def _claim(self, hashes: Sequence[str], lookup: LookupKind, *, owner: str, lease_seconds: float,
+               stale_before: float | None) -> None:
         now = time.time()
         lease = now + lease_seconds
         q = self._q
@@ -127,6 +141,7 @@ class AnswersTable:
             self.quoted, [q("query_hash"), q("lookup"), q("state"), q("claimed_by"), q("lease_expires")],
             q("query_hash"))
         self.session.executemany(insert, [(h, lookup.value, STATE_CLAIMED, owner, lease) for h in hashes])
+        self.session.commit()
         p = self.dialect.placeholder
         for chunk in self._chunks(hashes):
             marks = self.dialect.marks(len(chunk))
@@ -141,15 +156,6 @@ class AnswersTable:
                     f"AND {q('answered_at')} < {p}",
                     [STATE_CLAIMED, owner, lease, *chunk, STATE_ANSWERED, stale_before])
         self.session.commit()
-        outcome = ClaimOutcome()
-        for h, (state, claimed_by, _, _) in self.states(hashes).items():
-            if state == STATE_ANSWERED:
-                outcome.answered.add(h)
-            elif claimed_by == owner:
-                outcome.mine.append(h)
-            else:
-                outcome.held_by_others.add(h)
-        return outcome
 
     def renew(self, *, owner: str, lease_seconds: float) -> None:
         """Extend the leases of everything ``owner`` holds."""

@@ -27,10 +27,14 @@ class SqlDialect:
 
     :param name: the hook's ``dialect_name`` (``sqlite``, ``postgresql``, ``mysql``, ...).
     :param placeholder: the driver's bind marker (``?`` or ``%s``).
+    :param percent_escaped: the driver formats statements with ``%`` when given parameters
+        (psycopg, mysqlclient), so a literal ``%`` must be written ``%%`` then;
+        mysql-connector-python only replaces ``%s`` markers and sends ``%%`` as is.
     """
 
     name: str
     placeholder: str
+    percent_escaped: bool = False
 
     @classmethod
     def for_hook(cls, hook: Any) -> SqlDialect:
@@ -39,21 +43,21 @@ class SqlDialect:
         if name not in SUPPORTED:
             raise ValueError(f"the table operators support {', '.join(SUPPORTED)} warehouses; "
                              f"this connection's dialect is {name!r}")
-        return cls(name, hook.placeholder)
-
-    @property
-    def format_style(self) -> bool:
-        """True when the driver formats ``%`` markers (psycopg, mysql-connector): a literal ``%`` is ``%%``."""
-        return "%" in self.placeholder
+        escaped = "%" in hook.placeholder
+        if name == "mysql":
+            conn_id = getattr(hook, hook.conn_name_attr, None)
+            client = hook.get_connection(conn_id).extra_dejson.get("client", "mysqlclient") if conn_id else ""
+            escaped = client != "mysql-connector-python"
+        return cls(name, hook.placeholder, escaped)
 
     def user_sql(self, text: str, *, with_params: bool) -> str:
         """A DAG author's SQL text as it must be written into a statement.
 
-        Format-style drivers read ``%`` as a bind marker whenever parameters are passed,
-        so ``customer_id % 8 = 3`` has to travel as ``customer_id %% 8 = 3`` then (and as
-        written when no parameter is passed).
+        Drivers that format statements with ``%`` read it as a bind marker whenever
+        parameters are passed, so ``customer_id % 8 = 3`` has to travel as
+        ``customer_id %% 8 = 3`` then (and as written when no parameter is passed).
         """
-        return text.replace("%", "%%") if with_params and self.format_style else text
+        return text.replace("%", "%%") if with_params and self.percent_escaped else text
 
     def marks(self, count: int) -> str:
         return ", ".join([self.placeholder] * count)
@@ -91,17 +95,27 @@ class SqlDialect:
             return f"INSERT INTO {table} ({names}) VALUES ({marks}) ON CONFLICT ({key}) DO NOTHING"
         raise NotImplementedError(f"insert-if-absent is not written for the {self.name!r} dialect")
 
-    def upsert_from_select(self, table: str, columns: Sequence[str], key: str, select: str) -> list[str]:
-        """Statements that insert ``select``'s rows into ``table``, replacing rows with the same key."""
+    def upsert_from_select(self, table: str, columns: Sequence[str], key: str, select: str, *,
+                           keep_if_same: tuple[str, str]) -> str:
+        """A statement that inserts ``select``'s rows into ``table``, updating rows with the same key.
+
+        :param keep_if_same: ``(kept, compared)``: an updated row keeps its ``kept`` column when
+            its ``compared`` column does not change (a run that rewrites rows another run just
+            wrote must not zero the credits that run put on them).
+        """
+        kept, compared = keep_if_same
         names = ", ".join(columns)
-        if self.name == "sqlite":
-            return [f"INSERT OR REPLACE INTO {table} ({names}) {select}"]
-        if self.name == "mysql":
-            return [f"REPLACE INTO {table} ({names}) {select}"]
-        if self.name == "postgresql":
-            updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in columns if c != key)
-            return [f"INSERT INTO {table} ({names}) {select} ON CONFLICT ({key}) DO UPDATE SET {updates}"]
-        raise NotImplementedError(f"set-based upserts are not written for the {self.name!r} dialect")
+        others = [c for c in columns if c not in (key, kept)]
+        if self.name == "mysql":  # assignments run left to right: decide `kept` before `compared` changes
+            sets = [f"{table}.{kept} = IF({table}.{compared} = VALUES({compared}), {table}.{kept}, VALUES({kept}))",
+                    *(f"{table}.{c} = VALUES({c})" for c in others)]
+            return f"INSERT INTO {table} ({names}) {select} ON DUPLICATE KEY UPDATE {', '.join(sets)}"
+        old = "tgt." if self.name == "postgresql" else ""
+        sets = [f"{kept} = CASE WHEN {old}{compared} = excluded.{compared} THEN {old}{kept} "
+                f"ELSE excluded.{kept} END", *(f"{c} = excluded.{c}" for c in others)]
+        alias = " AS tgt" if self.name == "postgresql" else ""
+        return (f"INSERT INTO {table}{alias} ({names}) {select} "
+                f"ON CONFLICT ({key}) DO UPDATE SET {', '.join(sets)}")
 
     @property
     def temporary(self) -> str:

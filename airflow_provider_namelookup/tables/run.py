@@ -113,6 +113,10 @@ class TableRun:
     async def db(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return await self.job.session.run(fn, *args, **kwargs)
 
+    async def db_write(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """An idempotent write step, run again if the database breaks a lock conflict."""
+        return await self.job.session.run_retrying(fn, *args, **kwargs)
+
     # Distinct pass ----------------------------------------------------------------------------------
     def _plan_uncached(self, name: Any, country: Any) -> PlannedRow:
         return plan_row(None, name, self.job.spec, country=country)
@@ -202,7 +206,7 @@ class TableRun:
             else:
                 await asyncio.sleep(self.job.poll_seconds)
                 chunk, waiting = sorted(waiting), set()
-            outcome = await self.db(self.job.answers.claim, chunk, self.lookup, owner=self.owner,
+            outcome = await self.db_write(self.job.answers.claim, chunk, self.lookup, owner=self.owner,
                                     lease_seconds=self.job.lease_seconds, stale_before=self.stale_answers_before)
             self.answered_elsewhere |= outcome.answered
             waiting |= outcome.held_by_others
@@ -215,19 +219,19 @@ class TableRun:
         try:
             async for chunk in answerer.answer({h: self.queries[h] for h in mine}):
                 values = {h: result_values(self.lookup, result) for h, result in chunk.items()}
-                stored = await self.db(self.job.answers.store, values, owner=self.owner, lookup=self.lookup)
+                stored = await self.db_write(self.job.answers.store, values, owner=self.owner, lookup=self.lookup)
                 self.answered_here.update(values)
                 if stored < len(values):
                     self.lost_claims += len(values) - stored
                     self.log.warning("%d answers came after their claims had expired and been taken over by "
                                      "another run: raise lease_seconds", len(values) - stored)
         finally:
-            await self.db(self.job.answers.release, owner=self.owner)
+            await self.db_write(self.job.answers.release, owner=self.owner)
 
     async def _renew_leases(self) -> None:
         while True:
             await asyncio.sleep(self.job.lease_seconds / 3)
-            await self.db(self.job.answers.renew, owner=self.owner, lease_seconds=self.job.lease_seconds)
+            await self.db_write(self.job.answers.renew, owner=self.owner, lease_seconds=self.job.lease_seconds)
 
     # Fill -------------------------------------------------------------------------------------------------
     async def fill(self) -> None:
@@ -238,10 +242,10 @@ class TableRun:
         await self.db(value_map.create)
         try:
             await self.db(value_map.load, list(self.entries.values()))
-            await self.db(job.target.fill, job.source, value_map, job.answers, stamp=self.stamp,
+            await self.db_write(job.target.fill, job.source, value_map, job.answers, stamp=self.stamp,
                           stale_before=self.stale_rows_before)
             if self.answered_here:
-                await self.db(job.target.charge, job.answers, owner=self.owner, stamp=self.stamp)
+                await self.db_write(job.target.charge, job.answers, owner=self.owner)
         finally:
             await self.db(value_map.drop)
 
@@ -296,7 +300,7 @@ class TableRun:
             with contextlib.suppress(asyncio.CancelledError):
                 await renewer
             try:
-                await self.db(job.answers.release, owner=self.owner)
+                await self.db_write(job.answers.release, owner=self.owner)
                 await self.fill()
             finally:
                 self._count_outcomes()

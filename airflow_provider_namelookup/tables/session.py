@@ -26,6 +26,17 @@ from airflow_provider_namelookup.tables.dialect import SqlDialect
 
 T = TypeVar("T")
 _SQLITE_BUSY_TIMEOUT_MS = 120_000
+_CONFLICT_ATTEMPTS = 6
+_CONFLICT_SQLSTATES = {"40001", "40P01"}
+_CONFLICT_WORDS = ("deadlock", "lock wait timeout", "database is locked", "could not serialize")
+
+
+def is_lock_conflict(err: BaseException) -> bool:
+    """Whether ``err`` is a lock conflict the database resolved by failing this statement."""
+    state = getattr(err, "sqlstate", None) or getattr(err, "pgcode", None)
+    if state in _CONFLICT_SQLSTATES or getattr(err, "errno", None) in (1205, 1213):
+        return True
+    return any(word in str(err).lower() for word in _CONFLICT_WORDS)
 
 
 class WarehouseSession:
@@ -52,7 +63,24 @@ class WarehouseSession:
             if self.dialect.name == "sqlite":
                 # Several task instances may write one SQLite file: wait for the lock, don't fail.
                 self._conn.execute(f"PRAGMA busy_timeout = {_SQLITE_BUSY_TIMEOUT_MS}")
+            elif self.dialect.name == "mysql":
+                # INSERT ... SELECT then reads without locking what it reads (no gap locks to deadlock on).
+                cursor = self._conn.cursor()
+                cursor.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+                cursor.close()
         return self._conn
+
+    async def run_retrying(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """:meth:`run` for an idempotent step: run again when the database broke a lock conflict
+        (deadlock, serialisation failure, a locked SQLite file) by failing it."""
+        for attempt in range(_CONFLICT_ATTEMPTS):
+            try:
+                return await self.run(fn, *args, **kwargs)
+            except Exception as err:
+                if attempt == _CONFLICT_ATTEMPTS - 1 or not is_lock_conflict(err):
+                    raise
+                await asyncio.sleep(0.05 * 2 ** attempt)
+        raise AssertionError("unreachable")
 
     def _cursor_call(self, work: Callable[[Any], T]) -> T:
         cursor = self.conn.cursor()

@@ -106,7 +106,7 @@ class TableSource:
             if stale_before is not None:
                 stored = (f"CASE WHEN t.{self._q('enriched_at')} < {dialect.placeholder} THEN NULL "
                           f"ELSE {stored} END")
-                params.append(stale_before)
+                params += [stale_before, stale_before]  # in the SELECT list and the GROUP BY
             join = (f"LEFT JOIN {target.quoted} t ON t.{self._q(target.key_column)} = "
                     f"s.{self._q(self.key_column)}")
         else:

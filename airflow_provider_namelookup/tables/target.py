@@ -2,8 +2,8 @@
 
 All I/O goes through the run's :class:`WarehouseSession` (a common-sql ``DbApiHook``
 connection). Rows are never sent through Python: :meth:`TargetTable.fill` upserts
-``source ⋈ raw-value map ⋈ answers`` in one statement per shape (``INSERT OR REPLACE``
-on SQLite, ``REPLACE`` on MySQL/MariaDB, ``INSERT ... ON CONFLICT`` on PostgreSQL),
+``source ⋈ raw-value map ⋈ answers`` in one statement per shape (``INSERT ... ON CONFLICT
+DO UPDATE`` on SQLite and PostgreSQL, ``INSERT ... ON DUPLICATE KEY UPDATE`` on MySQL/MariaDB),
 and :meth:`TargetTable.charge` then puts each query's price on one row of the queries
 this run paid for, so that ``SUM(credits_used)`` is what the table cost. Values always
 travel as bind parameters.
@@ -13,7 +13,7 @@ Example::
     target = TargetTable(session, "customers_gender", "customer_id", LookupKind.GENDER)
     target.ensure(key_sample=1)
     target.fill(source, value_map, answers, stamp=now)
-    target.charge(answers, owner="run-1", stamp=now)
+    target.charge(answers, owner="run-1")
 """
 
 from __future__ import annotations
@@ -131,20 +131,20 @@ class TargetTable:
                 f"LEFT JOIN {answers.quoted} a ON a.{q('query_hash')} = m.query_hash AND a.{q('state')} = {p} "
                 f"WHERE ({changed}) AND (m.error IS NOT NULL OR a.{q('query_hash')} IS NOT NULL)")
             statement_params = [*params, STATE_ANSWERED, *([stale_before] if stale_before is not None else [])]
-            for statement in self.session.dialect.upsert_from_select(
-                    self.quoted, [q(f) for f in self.fields], q(self.key_column), select):
-                self.session.execute(statement, statement_params)
+            self.session.execute(self.session.dialect.upsert_from_select(
+                self.quoted, [q(f) for f in self.fields], q(self.key_column), select,
+                keep_if_same=(q("credits_used"), q("query_hash"))), statement_params)
         self.session.commit()
 
-    def charge(self, answers: AnswersTable, *, owner: str, stamp: Any) -> int:
-        """Put each query's price on one row (the lowest key) written at ``stamp`` among the
-        queries ``owner`` paid for; the number of rows charged."""
+    def charge(self, answers: AnswersTable, *, owner: str) -> int:
+        """Put the price of each query ``owner`` paid for on one row holding it (the lowest key);
+        the number of rows charged. (Another run over the same rows may have written them first:
+        the rows are found by hash, not by who wrote them.)"""
         p, q = self.placeholder, self._q
         keys = self.session.fetchall(
             f"SELECT MIN(t.{q(self.key_column)}) FROM {self.quoted} t "
             f"JOIN {answers.quoted} a ON a.{q('query_hash')} = t.{q('query_hash')} "
-            f"WHERE a.{q('answered_by')} = {p} AND t.{q('enriched_at')} = {p} GROUP BY t.{q('query_hash')}",
-            [owner, stamp])
+            f"WHERE a.{q('answered_by')} = {p} GROUP BY t.{q('query_hash')}", [owner])
         self.session.executemany(
             f"UPDATE {self.quoted} SET {q('credits_used')} = {p} WHERE {q(self.key_column)} = {p}",
             [(self.lookup.credits_per_query, k) for (k,) in keys])
