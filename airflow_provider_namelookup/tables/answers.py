@@ -186,14 +186,18 @@ class AnswersTable:
                 f"AND {self._q('query_hash')} IN ({self.dialect.marks(len(chunk))})", [owner, *chunk])[0][0]
         return int(stored)
 
-    def release(self, *, owner: str) -> None:
-        """Give up what ``owner`` claimed and did not answer: fresh claims are deleted, a stale
-        answer being refreshed goes back to answered."""
+    def release(self, *, owner: str, hashes: Sequence[str] | None = None) -> None:
+        """Give up what ``owner`` claimed and did not answer (of ``hashes``, or all): fresh
+        claims are deleted, a stale answer being refreshed goes back to answered."""
         p, q = self.dialect.placeholder, self._q
-        self.session.execute(
-            f"DELETE FROM {self.quoted} WHERE {q('claimed_by')} = {p} AND {q('state')} = {p} "
-            f"AND {q('answered_at')} IS NULL", [owner, STATE_CLAIMED])
-        self.session.execute(
-            f"UPDATE {self.quoted} SET {q('state')} = {p}, {q('claimed_by')} = NULL, {q('lease_expires')} = NULL "
-            f"WHERE {q('claimed_by')} = {p} AND {q('state')} = {p}", [STATE_ANSWERED, owner, STATE_CLAIMED])
+        groups: Iterable[list[str]] = [[]] if hashes is None else self._chunks(list(hashes))
+        for chunk in groups:
+            among = f" AND {q('query_hash')} IN ({self.dialect.marks(len(chunk))})" if chunk else ""
+            self.session.execute(
+                f"DELETE FROM {self.quoted} WHERE {q('claimed_by')} = {p} AND {q('state')} = {p} "
+                f"AND {q('answered_at')} IS NULL{among}", [owner, STATE_CLAIMED, *chunk])
+            self.session.execute(
+                f"UPDATE {self.quoted} SET {q('state')} = {p}, {q('claimed_by')} = NULL, "
+                f"{q('lease_expires')} = NULL WHERE {q('claimed_by')} = {p} AND {q('state')} = {p}{among}",
+                [STATE_ANSWERED, owner, STATE_CLAIMED, *chunk])
         self.session.commit()

@@ -184,7 +184,7 @@ class TableRun:
     @property
     def chunk_size(self) -> int:
         per_request = self.hook.sizer.limit if self.lookup.takes_hints else 25
-        return per_request * self.hook.max_concurrency
+        return per_request * self.hook.max_concurrency * 4
 
     def _my_order(self, hashes: list[str]) -> list[str]:
         """The hashes in hash order, starting at this run's own point (parallel runs spread out)."""
@@ -195,6 +195,29 @@ class TableRun:
         return ordered[start:] + ordered[:start]
 
     async def claim_and_answer(self, to_ask: list[str], answerer: QueryAnswerer, budget: CreditBudget) -> None:
+        """Claim chunks ahead (a producer) while the claimed ones are sent (the consumer)."""
+        claimed: asyncio.Queue[list[str]] = asyncio.Queue(maxsize=1)
+        producer = asyncio.create_task(self._claim_chunks(to_ask, claimed, budget))
+        try:
+            while True:
+                getter = asyncio.ensure_future(claimed.get())
+                await asyncio.wait({getter, producer}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    await self._send(getter.result(), answerer)
+                    continue
+                getter.cancel()
+                if claimed.empty():
+                    break
+            await producer  # its error, if it failed
+        finally:
+            if not producer.done():
+                producer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await producer
+        self.deferred |= answerer.deferred
+
+    async def _claim_chunks(self, to_ask: list[str], claimed: asyncio.Queue[list[str]],
+                            budget: CreditBudget) -> None:
         pending = self._my_order(to_ask)
         waiting: set[str] = set()
         while pending or waiting:
@@ -207,26 +230,35 @@ class TableRun:
                 await asyncio.sleep(self.job.poll_seconds)
                 chunk, waiting = sorted(waiting), set()
             outcome = await self.db_write(self.job.answers.claim, chunk, self.lookup, owner=self.owner,
-                                    lease_seconds=self.job.lease_seconds, stale_before=self.stale_answers_before)
+                                          lease_seconds=self.job.lease_seconds,
+                                          stale_before=self.stale_answers_before)
             self.answered_elsewhere |= outcome.answered
             waiting |= outcome.held_by_others
             if outcome.mine:
-                await self._send(outcome.mine, answerer)
+                await claimed.put(outcome.mine)
             self.progress.tick(self.log)
-        self.deferred |= answerer.deferred
+
+    async def _store(self, values: dict[str, tuple[Any, ...]]) -> None:
+        stored = await self.db_write(self.job.answers.store, values, owner=self.owner, lookup=self.lookup)
+        self.answered_here.update(values)
+        if stored < len(values):
+            self.lost_claims += len(values) - stored
+            self.log.warning("%d answers came after their claims had expired and been taken over by "
+                             "another run: raise lease_seconds", len(values) - stored)
 
     async def _send(self, mine: list[str], answerer: QueryAnswerer) -> None:
+        """Send claimed queries; each answered batch is stored while the next requests run."""
+        stores: list[asyncio.Future[None]] = []
         try:
             async for chunk in answerer.answer({h: self.queries[h] for h in mine}):
                 values = {h: result_values(self.lookup, result) for h, result in chunk.items()}
-                stored = await self.db_write(self.job.answers.store, values, owner=self.owner, lookup=self.lookup)
-                self.answered_here.update(values)
-                if stored < len(values):
-                    self.lost_claims += len(values) - stored
-                    self.log.warning("%d answers came after their claims had expired and been taken over by "
-                                     "another run: raise lease_seconds", len(values) - stored)
+                stores.append(asyncio.ensure_future(self._store(values)))
         finally:
-            await self.db_write(self.job.answers.release, owner=self.owner)
+            outcomes = await asyncio.gather(*stores, return_exceptions=True)
+            await self.db_write(self.job.answers.release, owner=self.owner, hashes=mine)
+            for outcome in outcomes:
+                if isinstance(outcome, BaseException):
+                    raise outcome
 
     async def _renew_leases(self) -> None:
         while True:
