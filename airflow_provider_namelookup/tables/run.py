@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -104,6 +105,7 @@ class TableRun:
         self.deferred: set[str] = set()
         self.lost_claims = 0
         self.invalid_values = 0
+        self.target_created = False
         self._plan_value = lru_cache(maxsize=_PLAN_MEMO_SIZE)(self._plan_uncached)
         now = datetime.now(UTC)
         self.stamp = timestamp_value(now, job.target.dialect)
@@ -253,6 +255,9 @@ class TableRun:
             async for chunk in answerer.answer({h: self.queries[h] for h in mine}):
                 values = {h: result_values(self.lookup, result) for h, result in chunk.items()}
                 stores.append(asyncio.ensure_future(self._store(values)))
+                unstored = [store for store in stores if not store.done()]
+                if len(unstored) >= self.hook.max_concurrency:  # answers paid for but not yet kept stay few
+                    await asyncio.wait(unstored, return_when=asyncio.FIRST_COMPLETED)
         finally:
             outcomes = await asyncio.gather(*stores, return_exceptions=True)
             await self.db_write(self.job.answers.release, owner=self.owner, hashes=mine)
@@ -270,16 +275,19 @@ class TableRun:
         if not self.entries:
             return
         job = self.job
+        started = time.monotonic()
         value_map = ValueMap(job.session, job.source)
         await self.db(value_map.create)
         try:
             await self.db(value_map.load, list(self.entries.values()))
             await self.db_write(job.target.fill, job.source, value_map, job.answers, stamp=self.stamp,
-                          stale_before=self.stale_rows_before)
+                                stale_before=self.stale_rows_before, new_table=self.target_created)
             if self.answered_here:
                 await self.db_write(job.target.charge, job.answers, owner=self.owner)
         finally:
             await self.db(value_map.drop)
+        self.log.info("Filled %s from %d distinct values in %.1f s", job.target.name, len(self.entries),
+                      time.monotonic() - started)
 
     def _count_outcomes(self) -> None:
         p = self.progress
@@ -302,10 +310,14 @@ class TableRun:
         else:
             if await self.db(job.target.ensure, key_sample):
                 self.log.info("Created target table %s", job.target.name)
+                self.target_created = True
             if await self.db(job.answers.ensure):
                 self.log.info("Created answers table %s", job.answers.name)
             target_exists = answers_exist = True
-        await self.read_distinct(target_exists=target_exists)
+        started = time.monotonic()
+        await self.read_distinct(target_exists=target_exists and not self.target_created)
+        self.log.info("Read %d distinct values of %d rows in %.1f s", len(self.entries), self.progress.rows_read,
+                      time.monotonic() - started)
         to_ask = await self.sort_out_answered(answers_exist=answers_exist)
         self.progress.distinct_queries = len(to_ask)
         self.progress.credits_needed = needed = len(to_ask) * self.lookup.credits_per_query

@@ -111,26 +111,33 @@ class TargetTable:
         return False
 
     def fill(self, source: TableSource, value_map: ValueMap, answers: AnswersTable, *, stamp: Any,
-             stale_before: Any = None) -> None:
+             stale_before: Any = None, new_table: bool = False) -> None:
         """Upsert every source row whose raw value is in the map and whose stored hash differs
-        (new, changed, or enriched before ``stale_before``), when its query is answered or invalid."""
+        (new, changed, or enriched before ``stale_before``), when its query is answered or invalid.
+
+        :param new_table: this run created the table: no row of it can be unchanged, so the
+            statement does not read it back (much faster on SQLite; a concurrent run's rows
+            are still upserted safely).
+        """
         p, q = self.placeholder, self._q
         key = f"s.{q(source.key_column)}"
         results = ", ".join(f"a.{q(c.name)}" for c in result_columns(self.lookup))
         changed = f"t.{q(self.key_column)} IS NULL OR t.{q('query_hash')} <> m.query_hash"
         params: list[Any] = [STATUS_ERROR, STATUS_OK, stamp]
-        if stale_before is not None:
+        if stale_before is not None and not new_table:
             changed += f" OR t.{q('enriched_at')} < {p}"
         shapes = [False, True] if value_map.has_null_name else [False]
         for null_names in shapes:
+            target_join = "" if new_table else f"LEFT JOIN {self.quoted} t ON t.{q(self.key_column)} = {key} "
             select = (
                 f"SELECT {key}, {results}, CASE WHEN m.error IS NOT NULL THEN {p} ELSE {p} END, m.error, 0, "
                 f"m.query_hash, {p} FROM {source.relation(with_params=True)} s "
-                f"JOIN {value_map.quoted} m ON {value_map.join_conditions(null_names=null_names)} "
-                f"LEFT JOIN {self.quoted} t ON t.{q(self.key_column)} = {key} "
+                f"JOIN {value_map.quoted} m ON {value_map.join_conditions(null_names=null_names)} {target_join}"
                 f"LEFT JOIN {answers.quoted} a ON a.{q('query_hash')} = m.query_hash AND a.{q('state')} = {p} "
-                f"WHERE ({changed}) AND (m.error IS NOT NULL OR a.{q('query_hash')} IS NOT NULL)")
-            statement_params = [*params, STATE_ANSWERED, *([stale_before] if stale_before is not None else [])]
+                f"WHERE {'1 = 1' if new_table else f'({changed})'} "
+                f"AND (m.error IS NOT NULL OR a.{q('query_hash')} IS NOT NULL)")
+            stale = [stale_before] if stale_before is not None and not new_table else []
+            statement_params = [*params, STATE_ANSWERED, *stale]
             self.session.execute(self.session.dialect.upsert_from_select(
                 self.quoted, [q(f) for f in self.fields], q(self.key_column), select,
                 keep_if_same=(q("credits_used"), q("query_hash"))), statement_params)

@@ -191,7 +191,9 @@ def test_a_claimer_that_dies_blocks_others_only_until_its_lease_expires(
                                "lost_in_flight": lost_in_flight, "resume_seconds": round(waited, 2)})
     print(f"child killed holding {held} claims with {stored_by_child} answers stored; resume took {waited:.1f} s; "
           f"{lost_in_flight} answers were paid twice (in flight when the child died)")
-    assert 0 <= lost_in_flight <= 100  # at most the one request of 100 the child had in flight
+    # At most what was not yet durable: the one request of 100 in flight (max_concurrency=1)
+    # and the one answered batch whose store had not committed.
+    assert 0 <= lost_in_flight <= 200
     assert summary["lookups"] == distinct - stored_by_child  # what the child stored was reused
     assert claims_left(warehouse) == 0
     target = warehouse.rows(f"SELECT customer_id, status FROM {table}_gender")
