@@ -6,7 +6,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint unit demo bench emulator clean
+.PHONY: install test lint unit demo bench emulator clean wheel-smoke
+SMOKE_VENV ?= .smoke-venv
 
 install: $(STAMP)
 
@@ -35,5 +36,21 @@ bench: $(STAMP)
 emulator: $(STAMP)
 	$(BIN)/namelookup-emulator --host 127.0.0.1 --port 8765
 
+# Build the sdist and wheel, check their metadata, install the built wheel (not this tree)
+# with its emulator extra into a separate venv, and run packaging/wheel_smoke.py from outside
+# the tree. The venv is kept between runs while pyproject.toml is unchanged (its
+# dependencies are the same); the provider itself is reinstalled from the new wheel each time.
+wheel-smoke: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/python -m twine check --strict dist/*
+	test "$$(cat $(SMOKE_VENV)/.pyproject.sha 2>/dev/null)" = "$$(sha256sum pyproject.toml | cut -d' ' -f1)" \
+		|| { rm -rf $(SMOKE_VENV) && $(PYTHON) -m venv $(SMOKE_VENV) \
+		     && $(SMOKE_VENV)/bin/python -m pip install --quiet --upgrade pip; }
+	$(SMOKE_VENV)/bin/python -m pip uninstall --quiet --yes airflow-provider-namelookup
+	$(SMOKE_VENV)/bin/python -m pip install --quiet "$$(ls dist/*.whl)[emulator]"
+	sha256sum pyproject.toml | cut -d' ' -f1 > $(SMOKE_VENV)/.pyproject.sha
+	cd /tmp && $(CURDIR)/$(SMOKE_VENV)/bin/python $(CURDIR)/packaging/wheel_smoke.py $(CURDIR)
+
 clean:
-	rm -rf $(VENV) .airflow .demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SMOKE_VENV) dist build .airflow .demo .pytest_cache .mypy_cache .ruff_cache

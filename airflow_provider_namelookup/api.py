@@ -28,6 +28,13 @@ from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_provider_namelookup.contract import (
+    GENDER_PATH,
+    MAX_QUERIES_PER_REQUEST,
+    ORIGIN_PATH,
+    SIGNUP_PATH,
+    STATISTIC_PATH,
+)
 from airflow_provider_namelookup.errors import (
     NameLookupConnectionError,
     NameLookupError,
@@ -38,11 +45,7 @@ from airflow_provider_namelookup.errors import (
 from airflow_provider_namelookup.models import Query, credits_used
 from airflow_provider_namelookup.validation import validate_query, validate_signup
 
-DEFAULT_BATCH_SIZE = 100
-GENDER_PATH = "/v2/gender"
-ORIGIN_PATH = "/v2/country-of-origin"
-STATISTIC_PATH = "/v2/statistic"
-SIGNUP_PATH = "/v2/sign-up"
+DEFAULT_BATCH_SIZE = MAX_QUERIES_PER_REQUEST
 
 
 @dataclass(frozen=True)

@@ -18,17 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
-NameKind = Literal["first_name", "full_name", "email"]
-NAME_KINDS: tuple[NameKind, ...] = ("first_name", "full_name", "email")
-"""The three name fields, in precedence order: when a query carries several, the first
-present (non-null) one is used and the others are ignored, by client and emulator alike."""
+from airflow_provider_namelookup.contract import HINT_FIELDS, NAME_KINDS, NameKind
 
-HINT_FIELDS: tuple[str, ...] = ("country", "locale", "ip")
-"""Localisation hints, in precedence order: ``country`` beats ``locale``'s region, which
-beats the country of ``ip``."""
-
+__all__ = ["HINT_FIELDS", "NAME_KINDS", "NameKind", "Query", "credits_used", "result_view"]
 
 @dataclass(frozen=True, slots=True)
 class Query:

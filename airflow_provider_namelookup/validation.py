@@ -14,12 +14,18 @@ Rules, checked in this order (the first broken rule is reported):
    collapsed (tabs and newlines included); other control characters, NUL and lone
    surrogates are refused; then
    ``first_name`` must be 1-50 characters, ``full_name`` 1-100, ``email`` 3-100
-   and a syntactically valid address.
+   and a syntactically valid address (its local part a dot-atom: no leading,
+   trailing or doubled dot, so ``...@example.com`` is refused). A first name must
+   be readable from the value: it must hold a letter (for ``email``, in the part
+   before ``@``), so ``","`` or ``12345@example.com`` is refused with the field's
+   ``parameter-*-invalid`` and costs nothing, rather than being charged for an
+   answer without a first name.
 3. Hints: ``country`` from the spec's table (case-insensitive),
    ``locale`` as ``xx_YY`` or ``xx-YY`` with a region from the country table,
    ``ip`` a valid IPv4 or IPv6 address. Empty strings and null count as absent.
    Every given hint is checked, even one the precedence rule will not use.
-4. ``id``: an integer (not a boolean), or a string of at most 50 characters.
+4. ``id``: an integer (not a boolean) that fits 64 bits, or a string of at most 50
+   characters.
 
 Example::
 
@@ -39,6 +45,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from airflow_provider_namelookup.contract import SIGNUP_ACCOUNT_LANGUAGES
 from airflow_provider_namelookup.countries import COUNTRIES
 from airflow_provider_namelookup.errors import NameLookupValidationError
 from airflow_provider_namelookup.models import NAME_KINDS, NameKind, Query
@@ -54,11 +61,21 @@ NAME_STATUS: dict[NameKind, str] = {
     "email": "parameter-email-invalid",
 }
 ID_MAX_LENGTH = 50
-SIGNUP_LOCALES = ("en", "de", "es")
+ID_INTEGER_RANGE = (-(2**63), 2**63 - 1)
 
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s.]+(?:\.[^@\s.]+)+$")
+_EMAIL = re.compile(r"^[^@\s.]+(?:\.[^@\s.]+)*@[^@\s.]+(?:\.[^@\s.]+)+$")
+_SIGNUP_LOCALE = re.compile(r"^[A-Za-z]{2}$")
 _LOCALE = re.compile(r"^([A-Za-z]{2})[_-]([A-Za-z]{2})$")
 _WHITESPACE = re.compile(r"\s+")
+
+
+class OversizedInteger(str):
+    """An integer literal too long to be read as a number (the emulator's JSON reader makes
+    one of any integer of more than 40 digits, keeping its digits as text).
+
+    Validation refuses it wherever a value is read (``id`` answers ``invalid-id``); where it
+    is only echoed back it is written as the digits it was sent as, in quotes.
+    """
 
 
 def _invalid(status_id: str, field: str, detail: str) -> NameLookupValidationError:
@@ -75,13 +92,19 @@ def normalise_text(value: str) -> str:
 
 
 def is_valid_email(value: str) -> bool:
-    """Syntax check: one ``@``, a non-empty local part, a dotted domain, no whitespace."""
+    """Syntax check: one ``@``, a dot-atom local part, a dotted domain, no whitespace.
+
+    >>> is_valid_email("a.b@example.com"), is_valid_email("...@example.com"), is_valid_email("a..b@x.io")
+    (True, False, False)
+    """
     return bool(_EMAIL.match(value)) and len(value.split("@", 1)[0]) <= 64
 
 
 def validate_name(kind: NameKind, value: Any) -> str:
     """Check and normalise one name field; raise the field's ``parameter-*-invalid``."""
     status = NAME_STATUS[kind]
+    if isinstance(value, OversizedInteger):
+        raise _invalid(status, kind, f"{kind} must be a string, got a number")
     if not isinstance(value, str):
         raise _invalid(status, kind, f"{kind} must be a string, got {type(value).__name__}")
     if _has_forbidden_characters(value):
@@ -92,7 +115,14 @@ def validate_name(kind: NameKind, value: Any) -> str:
         raise _invalid(status, kind, f"{kind} must be {low} to {high} characters, got {len(text)}")
     if kind == "email" and not is_valid_email(text):
         raise _invalid(status, kind, "email must be a valid e-mail address (local@domain.tld)")
+    if not _holds_letter(text.rsplit("@", 1)[0] if kind == "email" else text):
+        where = "the part before @" if kind == "email" else kind
+        raise _invalid(status, kind, f"no first name can be read from {kind}: {where} holds no letter")
     return text
+
+
+def _holds_letter(text: str) -> bool:
+    return any(ch.isalpha() for ch in text)
 
 
 def _blank(value: Any) -> bool:
@@ -137,6 +167,11 @@ def validate_id(value: Any) -> int | str | None:
     """An integer (not a boolean) or a string of at most 50 characters; None stays None."""
     if value is None:
         return None
+    low, high = ID_INTEGER_RANGE
+    if isinstance(value, OversizedInteger) or (isinstance(value, int) and not isinstance(value, bool)
+                                               and not low <= value <= high):
+        raise _invalid("invalid-id", "id", f"id must be an integer from {low} to {high} "
+                       "(or a string of at most 50 characters), got a larger number")
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise _invalid("invalid-id", "id", f"id must be an integer or a string, got {type(value).__name__}")
     if isinstance(value, str) and len(value) > ID_MAX_LENGTH:
@@ -176,9 +211,17 @@ def validate_signup(email: Any, accept_terms: Any, newsletter: Any = None,
                     locale: Any = None) -> dict[str, Any]:
     """Check a sign-up request and return its JSON payload.
 
+    ``locale`` is the account's language, a short (two-letter ISO 639-1) language code as
+    the spec says, any case; the service writes its e-mails in ``en``, ``de`` or ``es`` and
+    falls back on English for other languages.
+
     :raises NameLookupValidationError: ``email-invalid``, ``terms-not-accepted``,
-        ``invalid-locale`` (sign-up locales are ``en``, ``de``, ``es``). ``newsletter`` is
-        a subscription only when it is exactly ``true``.
+        ``generic-error`` for a ``newsletter`` that is not a boolean, ``invalid-locale``.
+
+    Example::
+
+        >>> validate_signup("me@example.com", True, newsletter=False, locale="FR")
+        {'email': 'me@example.com', 'accept_terms': True, 'newsletter': False, 'locale': 'fr'}
     """
     if not isinstance(email, str) or _has_forbidden_characters(email) \
             or not 3 <= len(email.strip()) <= 100 or not is_valid_email(email.strip()):
@@ -187,9 +230,14 @@ def validate_signup(email: Any, accept_terms: Any, newsletter: Any = None,
         raise _invalid("terms-not-accepted", "accept_terms", "accept_terms must be true to sign up")
     payload: dict[str, Any] = {"email": email.strip(), "accept_terms": True}
     if newsletter is not None:
-        payload["newsletter"] = newsletter is True
+        if not isinstance(newsletter, bool):
+            raise _invalid("generic-error", "newsletter",
+                           f"newsletter must be true or false, got {newsletter!r:.40}")
+        payload["newsletter"] = newsletter
     if not _blank(locale):
-        if not isinstance(locale, str) or locale.strip().lower() not in SIGNUP_LOCALES:
-            raise _invalid("invalid-locale", "locale", f"sign-up locale must be one of {', '.join(SIGNUP_LOCALES)}")
+        if not isinstance(locale, str) or not _SIGNUP_LOCALE.match(locale.strip()):
+            raise _invalid("invalid-locale", "locale",
+                           f"sign-up locale must be a two-letter language code such as "
+                           f"{', '.join(SIGNUP_ACCOUNT_LANGUAGES)}, got {locale!r:.40}")
         payload["locale"] = locale.strip().lower()
     return payload

@@ -70,6 +70,27 @@ def test_sign_up_activation_then_lookup(emulator: Any) -> None:
         NameLookupHook.sign_up("new.user@example.org", accept_terms=True, base_url=emulator.url)
 
 
+def test_sign_up_on_a_hook_uses_its_connections_host(namelookup: Any, emulator: Any) -> None:
+    """The obvious call (a hook made for the emulator's connection) signs up at the emulator,
+    not at the public service; sync and async alike."""
+    with NameLookupHook() as hook:
+        account = hook.sign_up("hook.user@example.org", accept_terms=True)
+        assert account["status"] == "awaiting_activation"
+        assert isinstance(hook.get_conn(), httpx.Client) and hook.get_conn() is hook.client
+        assert str(hook.get_conn().base_url).rstrip("/") == emulator.url
+
+    async def async_sign_up() -> dict[str, Any]:
+        async with NameLookupAsyncHook() as hook:
+            assert await hook.get_async_conn() is await hook.aclient()
+            return await hook.sign_up("async.hook.user@example.org", accept_terms=True)
+
+    assert asyncio.run(async_sign_up())["status"] == "awaiting_activation"
+    assert emulator.outbox("hook.user@example.org") and emulator.outbox("async.hook.user@example.org")
+    # The class-level call still works without a connection, at the base_url it is given.
+    asyncio.run(NameLookupAsyncHook.sign_up("class.user@example.org", accept_terms=True, base_url=emulator.url))
+    assert emulator.outbox("class.user@example.org")
+
+
 def test_service_errors_over_the_wire(emulator: Any, make_account: Any) -> None:
     with pytest.raises(NameLookupAuthError, match="invalid-auth-token"):
         NameLookupHook.for_url(emulator.url, "not-a-token").get_statistic()

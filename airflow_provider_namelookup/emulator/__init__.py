@@ -3,8 +3,9 @@
 A real HTTP server (Starlette, served by uvicorn) that answers in the real service's
 wire format from real first-name data (gender-guesser's ``nam_dict.txt``, read at run
 time), with accounts, credits, sign-up and activation in SQLite, and fault injection
-for reliability tests. For loopback use only: its ``/emulator/...`` admin endpoints
-are not authenticated. The endpoint reference is :mod:`.app`'s docstring, also served
+for reliability tests. Its ``/emulator/...`` admin endpoints are open on loopback; it
+listens on another address only with an admin token, which every admin call must then
+send (:mod:`.admin_access`). The endpoint reference is :mod:`.app`'s docstring, also served
 at ``GET /emulator/docs``.
 
 Example::

@@ -17,6 +17,10 @@ Which first name a query stands for:
   piece that is not a known name is split after its longest known first-name prefix
   (``theresamiller`` → Theresa Miller).
 
+Validation refuses a value from which no first name can be read (no letter in it, or in
+an address's local part); should a split still find none, ``first_name`` is ``""`` (the
+spec promises a string), never null.
+
 Names are written back with a capital letter when sent all lower or all upper case;
 a first name found in the data is written as the data spells it.
 
@@ -35,6 +39,7 @@ import re
 from typing import Any
 from urllib.parse import quote
 
+from airflow_provider_namelookup.contract import CREDITS_PER_QUERY, LookupKind
 from airflow_provider_namelookup.emulator.geoip import country_for_ip
 from airflow_provider_namelookup.emulator.names import NameData, NameEntry, sanitize
 from airflow_provider_namelookup.emulator.origin import origin_of
@@ -160,7 +165,7 @@ def _gender_result(query: Query, raw: Any, names: NameData,
         "details": _details(query, credits, stats.samples if stats else 0,
                             stats.country if stats else None, first),
         "result_found": stats is not None and stats.gender != "unknown",
-        "first_name": first,
+        "first_name": first or "",
     }
     if query.kind != "first_name":
         result["last_name"] = last
@@ -170,7 +175,8 @@ def _gender_result(query: Query, raw: Any, names: NameData,
     return result, entry
 
 
-def gender_answer(query: Query, raw: Any, names: NameData, *, credits: int = 1) -> dict[str, Any]:
+def gender_answer(query: Query, raw: Any, names: NameData, *,
+                  credits: int = CREDITS_PER_QUERY[LookupKind.GENDER]) -> dict[str, Any]:
     """The gender lookup result for one validated query.
 
     ``details.duration`` is a placeholder: the caller writes the request's real time.
@@ -184,7 +190,7 @@ def gender_answer(query: Query, raw: Any, names: NameData, *, credits: int = 1) 
 
 
 def origin_answer(query: Query, raw: Any, names: NameData, *, base_url: str,
-                  credits: int = 2) -> dict[str, Any]:
+                  credits: int = CREDITS_PER_QUERY[LookupKind.ORIGIN]) -> dict[str, Any]:
     """The country-of-origin result for one validated query (hints are not used).
 
     ``details.duration`` is a placeholder: the caller writes the request's real time.

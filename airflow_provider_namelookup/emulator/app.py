@@ -1,7 +1,9 @@
 """The emulator's HTTP layer: a Starlette app that answers like Name Lookup Service API v2.
 
-For loopback use only: the admin endpoints under ``/emulator/...`` have no
-authentication and can create accounts with any number of credits.
+The admin endpoints under ``/emulator/...`` create accounts with any number of credits.
+On loopback they are open; the emulator refuses to listen on another address unless an
+admin token is given, and with a token every admin call must send it
+(:mod:`~airflow_provider_namelookup.emulator.admin_access`).
 
 Service endpoints (JSON bodies need ``Content-Type: application/json``)
 -----------------------------------------------------------------------
@@ -42,6 +44,23 @@ answers ``result_found: false``, ``gender: "unknown"``, ``probability: 0`` and
 (every element of an array carries the request's time). ``first_name`` is written as the
 data spells it; other names are capitalised when sent all lower or all upper case.
 
+Input rules beyond the spec's lengths (decided here, applied by the client's validation
+alike, so a row the provider refuses costs nothing and one it sends is answered):
+
+* An e-mail address needs a dot-atom local part: ``...@example.com`` and ``a..b@x.io`` are
+  ``parameter-email-invalid``.
+* A value from which no first name can be read is refused with its field's error, not
+  answered: a ``first_name`` or ``full_name`` without a letter (``","``, ``"12345"``) is
+  ``parameter-first-name-invalid`` / ``parameter-full-name-invalid``; an ``email`` whose
+  part before ``@`` holds no letter (``12345@example.com``) is ``parameter-email-invalid``.
+  Nothing is charged. Every answered result has ``first_name`` as a string (``""`` if a
+  split still finds none), never null.
+* ``id`` is an integer from -2^63 to 2^63-1 or a string of at most 50 characters; a
+  longer integer (even one of 5,000 digits) is ``invalid-id``.
+* ``invalid-json`` covers bodies that do not parse, are not UTF-8, hold ``NaN`` or
+  ``Infinity`` or a number beyond a 64-bit float (``1e400``), or nest arrays or objects
+  too deeply (100,000 levels); its ``detail`` says which, in words for a user.
+
 Checks run in this order, and the first failure answers: the route
 (``endpoint-not-found``, also for a wrong method or a trailing slash) → the body
 (``content-type-missing``, ``missing-json``, ``invalid-json``) → authentication → the
@@ -59,8 +78,10 @@ activated key → ``invalid-key``; more than 3 lookups in a request with a key �
 Credits: a gender query costs 1, a country-of-origin query 2 (``details.credits_used``);
 an array is charged per query, all or nothing: if the request costs more than is left,
 it is refused whole with 401 ``limit-exceeded`` (with ``upgrade_url``) and nothing is
-charged. Refused requests of any kind are never charged. The allowance is monthly
-(calendar month, UTC).
+charged. Refused requests of any kind are never charged. The answer is built and
+encoded before the credits are taken, so no 5xx ever costs a credit: for any body the
+emulator answers either 2xx at the documented price or an error that charged nothing.
+The allowance is monthly (calendar month, UTC).
 
 Fault injection, when switched on, acts on every ``/v2/...`` request before all of this
 (:mod:`~airflow_provider_namelookup.emulator.faults`).
@@ -75,15 +96,23 @@ for request problems the table has no identifier for (a body over 1 MiB, an unkn
 activation link) and with 500 when something fails unexpectedly inside the emulator:
 never a stack trace.
 
-Sign-up: ``validate_signup`` rules (``email-invalid``, ``terms-not-accepted``,
-``invalid-locale``); a disposable domain → ``signup-email-rejected``; an address already
+Sign-up: ``validate_signup`` rules (``email-invalid``, ``terms-not-accepted``;
+``newsletter`` must be ``true`` or ``false`` when given, else ``generic-error`` naming
+``newsletter``; ``locale`` is the account's language as the spec says, a two-letter
+language code (``en``, ``de``, ``es`` get mails in that language, others in English),
+else ``invalid-locale``); a disposable domain → ``signup-email-rejected``; an address already
 registered (any case) → ``email-already-registered``; more than 20 attempts from one
 client address in 10 minutes (configurable) → 429 ``signup-rate-limit`` with
 ``Retry-After``. The account gets a random password and token (``secrets``) and waits
 for activation: the activation link goes to the outbox.
 
-Emulator endpoints (no authentication)
---------------------------------------
+Emulator endpoints
+------------------
+
+Open on loopback. Started with an admin token (``--admin-token``, required to listen on
+any other address), every one of them except ``activate``, ``health``, ``docs``,
+``upgrade`` and ``map`` needs the header ``X-Emulator-Admin-Token: <token>``; without it
+they answer 401 ``invalid-auth-token``.
 
 * ``GET /emulator/activate?code=...``: the activation link from the outbox.
 * ``GET /emulator/outbox[?email=...]``: sent messages ``[{to, subject, body, link, sent_at}]``.
@@ -135,6 +164,16 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from airflow_provider_namelookup.contract import (
+    GENDER_ALIAS_PATHS,
+    HINT_FIELDS,
+    ID_FIELD,
+    ORIGIN_PATH,
+    SIGNUP_PATH,
+    STATISTIC_PATH,
+    LookupKind,
+)
+from airflow_provider_namelookup.emulator.admin_access import ADMIN_TOKEN_HEADER, admin_allowed
 from airflow_provider_namelookup.emulator.answers import gender_answer, origin_answer
 from airflow_provider_namelookup.emulator.faults import (
     SERVICE_UNAVAILABLE_HTML,
@@ -156,28 +195,35 @@ from airflow_provider_namelookup.errors import (
     make_error,
 )
 from airflow_provider_namelookup.models import NameKind, Query
-from airflow_provider_namelookup.validation import validate_query, validate_signup
+from airflow_provider_namelookup.validation import OversizedInteger, validate_query, validate_signup
 
 logger = logging.getLogger("airflow_provider_namelookup.emulator")
 
-GENDER_COST = 1
-ORIGIN_COST = 2
-HINT_AND_ID_FIELDS = ("country", "locale", "ip", "id")
+GENDER_COST = LookupKind.GENDER.credits_per_query
+ORIGIN_COST = LookupKind.ORIGIN.credits_per_query
+HINT_AND_ID_FIELDS = (*HINT_FIELDS, ID_FIELD)
+_MAX_INTEGER_DIGITS = 40
 LIMIT_EXCEEDED_DETAIL = ("Limit exceeded. Thank you for using our service. "
                          "Please consider to buy more credits.")
 
-GENDER_ROUTES: Mapping[str, NameKind | None] = {
-    "/v2/gender": None,
-    "/v2/gender/by-first-name": "first_name",
-    "/v2/gender/by-first-name-multiple": "first_name",
-    "/v2/gender/by-full-name": "full_name",
-    "/v2/gender/by-full-name-multiple": "full_name",
-    "/v2/gender/by-email-address": "email",
-    "/v2/gender/by-email-address-multiple": "email",
-}
+GENDER_ROUTES = GENDER_ALIAS_PATHS
 """Gender endpoint path → the name field it reads (None: the first present one)."""
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _admin_only(handler: Handler) -> Handler:
+    """Require the admin token, when the emulator has one, before ``handler`` runs."""
+
+    @functools.wraps(handler)
+    async def run(request: Request) -> Response:
+        if not admin_allowed(_state(request).config.admin_token, request.headers.get(ADMIN_TOKEN_HEADER)):
+            return problem("invalid-auth-token", f"This admin endpoint needs the header "
+                           f"'{ADMIN_TOKEN_HEADER}: <admin token>' the emulator was started with.",
+                           _base(request), http_status=401)
+        return await handler(request)
+
+    return run
 
 
 def _state(request: Request) -> EmulatorState:
@@ -232,8 +278,54 @@ def _unexpected(request: Request, exc: Exception) -> Response:
 # request reading, authentication, validation, credits
 
 
+class _BodyRefused(ValueError):
+    """A JSON body that parses but cannot be read as the service reads numbers; the message
+    is written for the caller."""
+
+
 def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise _BodyRefused(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _BodyRefused(f"the number {text[:40]} is too large for a 64-bit floating-point number")
+    return value
+
+
+def _integer(text: str) -> int | OversizedInteger:
+    return int(text) if len(text) <= _MAX_INTEGER_DIGITS else OversizedInteger(text)
+
+
+def parse_body(body: bytes) -> Any:
+    """Decode a request body as the service does, or raise ``invalid-json`` with a detail
+    for a user (never a parser's internals).
+
+    * ``NaN``/``Infinity`` and numbers beyond a 64-bit float (``1e400``) are refused.
+    * An integer of more than 40 digits is kept as its digits
+      (:class:`~airflow_provider_namelookup.validation.OversizedInteger`), so an ``id`` of
+      5,000 digits answers ``invalid-id`` rather than a parser error.
+    * Arrays and objects nested deeper than the reader can follow are refused.
+
+    >>> parse_body(b'{"id": 7, "x": 1.5}')
+    {'id': 7, 'x': 1.5}
+    """
+    try:
+        return json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float,
+                          parse_int=_integer)
+    except _BodyRefused as exc:
+        raise _fail("invalid-json", f"The body is not valid JSON for this service: {exc}.") from None
+    except RecursionError:
+        raise _fail("invalid-json", "The body nests arrays or objects too deeply; a request is one "
+                    "query object or an array of query objects.") from None
+    except UnicodeDecodeError:
+        raise _fail("invalid-json", "The body is not UTF-8 text.") from None
+    except json.JSONDecodeError as exc:
+        raise _fail("invalid-json", f"The body is not valid JSON: {exc.msg} at line {exc.lineno}, "
+                    f"column {exc.colno}.") from None
+    except ValueError:
+        raise _fail("invalid-json", "The body is not valid JSON.") from None
 
 
 async def _read_json(request: Request, state: EmulatorState) -> Any:
@@ -248,10 +340,7 @@ async def _read_json(request: Request, state: EmulatorState) -> Any:
             raise _fail("generic-error", f"The body is larger than {state.config.max_body_bytes} bytes.")
     if not body.strip():
         raise _fail("missing-json", "No JSON body found in the call; send the body with POST.")
-    try:
-        return json.loads(bytes(body), parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as exc:
-        raise _fail("invalid-json", f"The body is not valid JSON: {str(exc)[:120]}") from None
+    return parse_body(bytes(body))
 
 
 def _authenticate(request: Request, state: EmulatorState) -> tuple[Account, bool]:
@@ -319,12 +408,6 @@ def _charge(request: Request, state: EmulatorState, account: Account, queries: i
     state.stats.processed(queries, credits)
 
 
-def _refund(request: Request, state: EmulatorState, account: Account, queries: int, credits: int) -> None:
-    state.store.refund(account.id, credits)
-    request.state.credits_charged = 0
-    state.stats.processed(-queries, -credits)
-
-
 def _duration(started: float) -> str:
     return f"{round((time.perf_counter() - started) * 1000)}ms"
 
@@ -339,18 +422,14 @@ def _gender_endpoint(fixed: NameKind | None) -> Handler:
         body = await _read_json(request, state)
         account, by_key = _authenticate(request, state)
         queries, items = _validate_batch(body, state, by_key, fixed)
-        cost = GENDER_COST * len(queries)
-        _charge(request, state, account, len(queries), cost)
-        try:
-            results = [gender_answer(query, raw, state.names, credits=GENDER_COST)
-                       for query, raw in zip(queries, items, strict=True)]
-        except BaseException:
-            _refund(request, state, account, len(queries), cost)
-            raise
+        results = [gender_answer(query, raw, state.names, credits=GENDER_COST)
+                   for query, raw in zip(queries, items, strict=True)]
         duration = _duration(started)
         for result in results:
             result["details"]["duration"] = duration
-        return JSONAnswer(results if isinstance(body, list) else results[0])
+        answer = JSONAnswer(results if isinstance(body, list) else results[0])
+        _charge(request, state, account, len(queries), GENDER_COST * len(queries))
+        return answer
 
     return gender
 
@@ -361,14 +440,11 @@ async def country_of_origin(request: Request) -> Response:
     body = await _read_json(request, state)
     account, _ = _authenticate(request, state)
     query = _validate_one(body, None, hints=False)
-    _charge(request, state, account, 1, ORIGIN_COST)
-    try:
-        result = origin_answer(query, body, state.names, base_url=_base(request), credits=ORIGIN_COST)
-    except BaseException:
-        _refund(request, state, account, 1, ORIGIN_COST)
-        raise
+    result = origin_answer(query, body, state.names, base_url=_base(request), credits=ORIGIN_COST)
     result["details"]["duration"] = _duration(started)
-    return JSONAnswer(result)
+    answer = JSONAnswer(result)
+    _charge(request, state, account, 1, ORIGIN_COST)
+    return answer
 
 
 async def statistic(request: Request) -> Response:
@@ -447,10 +523,7 @@ async def _admin_json(request: Request) -> dict[str, Any]:
     body = await request.body()
     if not body.strip():
         return {}
-    try:
-        data = json.loads(body, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError):
-        raise _fail("invalid-json", "The body is not valid JSON.") from None
+    data = parse_body(body)
     if not isinstance(data, dict):
         raise _fail("generic-error", "The body must be a JSON object.")
     return data
@@ -721,20 +794,20 @@ def create_app(config: EmulatorConfig | None = None, *, state: EmulatorState | N
         # uvicorn.run(app, host="127.0.0.1", port=8765)
     """
     state = state if state is not None else EmulatorState(config)
-    service_routes = [Route("/v2/sign-up", _guarded(sign_up), methods=["POST"]),
+    service_routes = [Route(SIGNUP_PATH, _guarded(sign_up), methods=["POST"]),
                       *(Route(path, _guarded(_gender_endpoint(fixed)), methods=["POST"])
                         for path, fixed in GENDER_ROUTES.items()),
-                      Route("/v2/country-of-origin", _guarded(country_of_origin), methods=["POST"]),
-                      Route("/v2/statistic", _guarded(statistic), methods=["GET"])]
+                      Route(ORIGIN_PATH, _guarded(country_of_origin), methods=["POST"]),
+                      Route(STATISTIC_PATH, _guarded(statistic), methods=["GET"])]
     admin_routes = [Route("/emulator/activate", _guarded(activate), methods=["GET"]),
-                    Route("/emulator/outbox", _guarded(admin_outbox), methods=["GET"]),
-                    Route("/emulator/accounts", _guarded(admin_create_account), methods=["POST"]),
-                    Route("/emulator/accounts/credits", _guarded(admin_credits), methods=["POST"]),
-                    Route("/emulator/accounts/usage", _guarded(admin_usage), methods=["POST"]),
-                    Route("/emulator/faults", _guarded(admin_faults), methods=["GET", "PUT", "DELETE"]),
-                    Route("/emulator/stats", _guarded(admin_stats), methods=["GET", "DELETE"]),
-                    Route("/emulator/signup-limit", _guarded(admin_signup_limit), methods=["GET", "PUT"]),
-                    Route("/emulator/clock", _guarded(admin_clock), methods=["GET", "PUT", "DELETE"]),
+                    Route("/emulator/outbox", _admin_only(_guarded(admin_outbox)), methods=["GET"]),
+                    Route("/emulator/accounts", _admin_only(_guarded(admin_create_account)), methods=["POST"]),
+                    Route("/emulator/accounts/credits", _admin_only(_guarded(admin_credits)), methods=["POST"]),
+                    Route("/emulator/accounts/usage", _admin_only(_guarded(admin_usage)), methods=["POST"]),
+                    Route("/emulator/faults", _admin_only(_guarded(admin_faults)), methods=["GET", "PUT", "DELETE"]),
+                    Route("/emulator/stats", _admin_only(_guarded(admin_stats)), methods=["GET", "DELETE"]),
+                    Route("/emulator/signup-limit", _admin_only(_guarded(admin_signup_limit)), methods=["GET", "PUT"]),
+                    Route("/emulator/clock", _admin_only(_guarded(admin_clock)), methods=["GET", "PUT", "DELETE"]),
                     Route("/emulator/health", _guarded(admin_health), methods=["GET"]),
                     Route("/emulator/docs", _guarded(admin_docs), methods=["GET"]),
                     Route("/emulator/upgrade", _guarded(admin_upgrade), methods=["GET"]),

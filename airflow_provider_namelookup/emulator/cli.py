@@ -5,7 +5,10 @@ read to learn the port (``--port 0`` picks a free one)::
 
     namelookup-emulator listening on http://127.0.0.1:41237
 
-Its log (one line per request, never a token) goes to stderr. SIGTERM or Ctrl-C stop
+Its log (one line per request, never a token) goes to stderr. Beyond loopback
+(``--host 0.0.0.0``) it starts only with ``--admin-token`` (or
+``$NAMELOOKUP_EMULATOR_ADMIN_TOKEN``), which every ``/emulator/...`` admin call must
+then send in ``X-Emulator-Admin-Token``. SIGTERM or Ctrl-C stop
 it gracefully.
 
 Example::
@@ -25,6 +28,7 @@ import sys
 
 import uvicorn
 
+from airflow_provider_namelookup.emulator.admin_access import ADMIN_TOKEN_ENV, check_binding
 from airflow_provider_namelookup.emulator.app import create_app
 from airflow_provider_namelookup.emulator.faults import FaultConfig
 from airflow_provider_namelookup.emulator.server import SEED_TOKEN_ENV, bind_socket, url_for, uvicorn_config
@@ -39,9 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
     defaults = EmulatorConfig()
     parser = argparse.ArgumentParser(
         prog="namelookup-emulator",
-        description="A local emulator of the Name Lookup Service API v2, for loopback use only "
-                    "(its /emulator admin endpoints are not authenticated).")
+        description="A local emulator of the Name Lookup Service API v2. Its /emulator admin endpoints "
+                    "are open on loopback; another --host needs --admin-token, which every admin call "
+                    "must then send in the X-Emulator-Admin-Token header.")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: %(default)s)")
+    parser.add_argument("--admin-token", default=os.environ.get(ADMIN_TOKEN_ENV),
+                        help=f"require this token on every admin call (or set ${ADMIN_TOKEN_ENV}); "
+                             "needed to listen beyond loopback")
     parser.add_argument("--port", type=int, default=8765, help="port; 0 picks a free one (default: %(default)s)")
     parser.add_argument("--db", default=":memory:", help="SQLite file for accounts and credits "
                         "(default: in memory, lost on exit)")
@@ -71,7 +79,12 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = EmulatorConfig(db_path=args.db, free_requests_per_month=args.free_requests,
                             max_queries=args.max_queries, signup_max_attempts=args.signup_max_attempts,
-                            signup_window_seconds=args.signup_window)
+                            signup_window_seconds=args.signup_window, admin_token=args.admin_token or None)
+    try:
+        check_binding(args.host, config.admin_token)
+    except ValueError as exc:
+        print(f"namelookup-emulator: {exc}", file=sys.stderr)
+        return 2
     try:
         faults = FaultConfig.from_json(args.faults) if args.faults is not None else FaultConfig()
     except (TypeError, ValueError) as exc:

@@ -32,6 +32,7 @@ from typing import IO, Any, Self
 import httpx
 import uvicorn
 
+from airflow_provider_namelookup.emulator.admin_access import ADMIN_TOKEN_ENV, ADMIN_TOKEN_HEADER, check_binding
 from airflow_provider_namelookup.emulator.app import create_app
 from airflow_provider_namelookup.emulator.state import EmulatorConfig, EmulatorState
 
@@ -69,13 +70,16 @@ def uvicorn_config(app: Any, log_level: str = "warning") -> uvicorn.Config:
 
 
 class AdminClient:
-    """The admin endpoints over HTTP, shared by :class:`EmulatorServer` and :class:`EmulatorProcess`."""
+    """The admin endpoints over HTTP, shared by :class:`EmulatorServer` and :class:`EmulatorProcess`
+    (sending the admin token when the emulator has one)."""
 
     url: str
+    admin_token: str | None = None
 
     def _admin(self, method: str, path: str, json: Any = None, **params: Any) -> Any:
+        headers = {ADMIN_TOKEN_HEADER: self.admin_token} if self.admin_token else None
         response = httpx.request(method, f"{self.url}/emulator/{path}", json=json,
-                                 params=params or None, timeout=10)
+                                 params=params or None, headers=headers, timeout=10)
         response.raise_for_status()
         return response.json()
 
@@ -113,7 +117,7 @@ class EmulatorServer(AdminClient):
     """The emulator served by uvicorn in a background thread on a free loopback port.
 
     :param config: emulator settings (default: in-memory database).
-    :param host: the loopback address to bind.
+    :param host: the address to bind; one beyond loopback needs ``config.admin_token``.
     :param port: the port; 0 picks a free one.
     :param log_level: uvicorn's log level.
 
@@ -127,7 +131,9 @@ class EmulatorServer(AdminClient):
 
     def __init__(self, config: EmulatorConfig | None = None, *, host: str = "127.0.0.1", port: int = 0,
                  log_level: str = "warning") -> None:
+        check_binding(host, config.admin_token if config else None)
         self.state = EmulatorState(config)
+        self.admin_token = self.state.config.admin_token
         self.app = create_app(state=self.state)
         self._host, self._port, self._log_level = host, port, log_level
         self._server: uvicorn.Server | None = None
@@ -205,11 +211,12 @@ class EmulatorProcess(AdminClient):
 
     def __init__(self, args: list[str] | None = None, *, host: str = "127.0.0.1", port: int = 0,
                  seed_token: str | None = None, seed_credits: int = 100, log_level: str = "warning",
-                 stderr: int | IO[Any] | None = None) -> None:
+                 stderr: int | IO[Any] | None = None, admin_token: str | None = None) -> None:
         self._args = list(args or [])
         self._host, self._port = host, port
         self._seed_token, self._seed_credits = seed_token, seed_credits
         self._log_level, self._stderr = log_level, stderr
+        self.admin_token = admin_token
         self._process: subprocess.Popen[str] | None = None
         self._reader: threading.Thread | None = None
         self.url = ""
@@ -236,6 +243,8 @@ class EmulatorProcess(AdminClient):
         env = dict(os.environ)
         if self._seed_token is not None:
             env[SEED_TOKEN_ENV] = self._seed_token
+        if self.admin_token is not None:
+            env[ADMIN_TOKEN_ENV] = self.admin_token
         # our own interpreter and module, arguments passed as a list (no shell)
         self._process = subprocess.Popen(self.command(), stdout=subprocess.PIPE, stderr=self._stderr,  # noqa: S603
                                          stdin=subprocess.DEVNULL, text=True, env=env)

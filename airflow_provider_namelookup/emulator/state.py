@@ -15,16 +15,17 @@ Example::
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from airflow_provider_namelookup.contract import (
+    FREE_REQUESTS_PER_MONTH,
+    MAX_QUERIES_PER_KEY_REQUEST,
+    MAX_QUERIES_PER_REQUEST,
+)
 from airflow_provider_namelookup.emulator.faults import FaultInjector, Stats
 from airflow_provider_namelookup.emulator.names import NameData, load_names
 from airflow_provider_namelookup.emulator.signup import DISPOSABLE_DOMAINS, SignupLimiter
 from airflow_provider_namelookup.emulator.store import Account, Store
-
-FREE_REQUESTS_PER_MONTH = 100
-MAX_QUERIES_PER_REQUEST = 100
-MAX_QUERIES_PER_KEY_REQUEST = 3
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class EmulatorConfig:
     :param signup_window_seconds: length of that window.
     :param disposable_domains: domains refused at sign-up (``signup-email-rejected``).
     :param max_body_bytes: largest request body read (``generic-error`` above).
+    :param admin_token: when set, every admin call (``/emulator/accounts``, ``faults`` ...)
+        must send it in ``X-Emulator-Admin-Token``; needed to listen beyond loopback.
     """
 
     db_path: str = ":memory:"
@@ -50,6 +53,7 @@ class EmulatorConfig:
     signup_window_seconds: float = 600.0
     disposable_domains: frozenset[str] = DISPOSABLE_DOMAINS
     max_body_bytes: int = 1 << 20
+    admin_token: str | None = field(default=None, repr=False)
 
 
 class EmulatorState:

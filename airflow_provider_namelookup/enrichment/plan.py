@@ -20,27 +20,15 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
+__all__ = ["LookupKind", "PlannedRow", "RowSpec", "distinct_queries", "plan_query_object", "plan_refused",
+           "plan_row", "query_hash"]
+
+from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.errors import NameLookupValidationError
 from airflow_provider_namelookup.models import NAME_KINDS, NameKind, Query
 from airflow_provider_namelookup.validation import NAME_STATUS, validate_query
-
-
-class LookupKind(StrEnum):
-    """Which endpoint a run calls, and what each distinct query costs there."""
-
-    GENDER = "gender"
-    ORIGIN = "country_of_origin"
-
-    @property
-    def credits_per_query(self) -> int:
-        return 1 if self is LookupKind.GENDER else 2
-
-    @property
-    def takes_hints(self) -> bool:
-        return self is LookupKind.GENDER
 
 
 @dataclass(frozen=True)
@@ -121,10 +109,17 @@ def plan_query_object(ref: Any, raw: Any, spec: RowSpec) -> PlannedRow:
     return PlannedRow(ref, query, query_hash(spec.lookup, query))
 
 
+SECRET_MIN_LENGTH = 16
+"""A token at least this long is refused anywhere inside a name or id; a shorter one (a
+toy token such as ``dev``) only as the whole value, so that it never refuses a real
+name such as Sukhdev or Peter. Service tokens are 32 characters and more."""
+
+
 def _field_holding_secret(query: Query, secrets: frozenset[str]) -> str | None:
-    """The field of a valid query that contains a secret (hints are too short to hold one)."""
+    """The field of a valid query that carries a secret (hints are too short to hold one)."""
     for field_name, value in ((query.kind, query.name), ("id", query.id)):
-        if isinstance(value, str) and any(secret in value for secret in secrets):
+        if isinstance(value, str) and any(
+                value == secret or (len(secret) >= SECRET_MIN_LENGTH and secret in value) for secret in secrets):
             return field_name
     return None
 

@@ -63,6 +63,9 @@ class RunProgress:
             self._last_log = now
             logger.info("Progress: %s", self.line())
 
+    def log_summary(self, log) -> None:
+        log.info("Summary: %s", self.line())
+
     def absorb_call_stats(self, stats: Any) -> None:
         """Copy the hook's request counters (requests, retries, maybe-charged-twice)."""
         self.requests = stats.requests
@@ -73,7 +76,3 @@ class RunProgress:
         data = {k: v for k, v in asdict(self).items() if k not in ("started", "_last_log", "interval")}
         data["duration_seconds"] = round(self.elapsed, 3)
         return data
-
-    def log_summary(self, log: logging.Logger | Any) -> None:
-        """Log the run's one final line."""
-        log.info("Summary: %s", self.line())

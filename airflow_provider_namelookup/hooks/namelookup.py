@@ -32,6 +32,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from functools import cached_property
@@ -77,6 +78,18 @@ def _connection_error(exc: httpx.HTTPError, request: ApiRequest) -> NameLookupCo
 
 def _raw(response: httpx.Response) -> RawResponse:
     return RawResponse(response.status_code, response.content, response.headers.get("Retry-After"))
+
+
+class hook_or_class_method:
+    """A method callable on the class or on an instance: it receives the class and the
+    instance (None when called on the class), so one name serves both uses."""
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        self.func = func
+        self.__doc__ = func.__doc__
+
+    def __get__(self, instance: Any, owner: type) -> Callable[..., Any]:
+        return functools.partial(self.func, owner, instance)
 
 
 def _query_from_fields(**fields: Any) -> Query:
@@ -199,6 +212,11 @@ class NameLookupHook(_NameLookupBase):
         """The pooled HTTP client (created on first use)."""
         return httpx.Client(**self._client_options(self.settings))
 
+    def get_conn(self) -> httpx.Client:
+        """The pooled HTTP client (Airflow's hook convention); base URL and timeouts set,
+        the token added per request by the hook's own calls."""
+        return self.client
+
     def close(self) -> None:
         if "client" in self.__dict__:
             self.__dict__.pop("client").close()
@@ -287,16 +305,26 @@ class NameLookupHook(_NameLookupBase):
         except (NameLookupError, ValueError) as err:
             return False, str(err)
 
-    @classmethod
-    def sign_up(cls, email: str, *, accept_terms: bool, newsletter: bool | None = None,
-                locale: str | None = None, base_url: str = DEFAULT_BASE_URL) -> dict[str, Any]:
+    @hook_or_class_method
+    def sign_up(cls, hook: NameLookupHook | None, email: str, *, accept_terms: bool,
+                newsletter: bool | None = None, locale: str | None = None,
+                base_url: str | None = None) -> dict[str, Any]:
         """Create a free account; no token needed. Ask the user for consent first.
 
+        Called on a hook, it signs up at that hook's service (its connection's host, e.g.
+        the emulator); called on the class, at ``base_url`` (the public service by default).
         The answer holds ``api_token`` and ``password``: store the token in a connection's
         password field; it works once the e-mail address is confirmed.
+
+        Example::
+
+            NameLookupHook("namelookup_local").sign_up("me@example.com", accept_terms=True)
+            NameLookupHook.sign_up("me@example.com", accept_terms=True)   # https://gender-api.com
         """
-        with cls.for_url(base_url) as hook:
+        if hook is not None and base_url is None:
             return hook.run(signup_call(email, accept_terms, newsletter, locale, hook.policy, hook.stats))
+        with cls.for_url(base_url or DEFAULT_BASE_URL) as fresh:
+            return fresh.run(signup_call(email, accept_terms, newsletter, locale, fresh.policy, fresh.stats))
 
 
 class NameLookupAsyncHook(_NameLookupBase):
@@ -327,6 +355,10 @@ class NameLookupAsyncHook(_NameLookupBase):
         if self._client is None:
             self._client = httpx.AsyncClient(**self._client_options(await self.aget_settings()))
         return self._client
+
+    async def get_async_conn(self) -> httpx.AsyncClient:
+        """The pooled async HTTP client (the async counterpart of ``get_conn``)."""
+        return await self.aclient()
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -457,9 +489,12 @@ class NameLookupAsyncHook(_NameLookupBase):
         except (NameLookupError, ValueError) as err:
             return False, str(err)
 
-    @classmethod
-    async def sign_up(cls, email: str, *, accept_terms: bool, newsletter: bool | None = None,
-                      locale: str | None = None, base_url: str = DEFAULT_BASE_URL) -> dict[str, Any]:
+    @hook_or_class_method
+    async def sign_up(cls, hook: NameLookupAsyncHook | None, email: str, *, accept_terms: bool,
+                      newsletter: bool | None = None, locale: str | None = None,
+                      base_url: str | None = None) -> dict[str, Any]:
         """Create a free account; no token needed (see :meth:`NameLookupHook.sign_up`)."""
-        async with cls.for_url(base_url) as hook:
+        if hook is not None and base_url is None:
             return await hook.run(signup_call(email, accept_terms, newsletter, locale, hook.policy, hook.stats))
+        async with cls.for_url(base_url or DEFAULT_BASE_URL) as fresh:
+            return await fresh.run(signup_call(email, accept_terms, newsletter, locale, fresh.policy, fresh.stats))

@@ -12,16 +12,58 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from typing import Any, ClassVar
 
 from airflow.sdk import BaseHook, BaseOperator
 
+from airflow_provider_namelookup.contract import HINT_FIELDS
 from airflow_provider_namelookup.enrichment.budget import MODES, InsufficientCreditsMode
 from airflow_provider_namelookup.enrichment.plan import LookupKind, RowSpec
+from airflow_provider_namelookup.errors import (
+    NameLookupAuthError,
+    NameLookupEndpointNotFound,
+    NameLookupError,
+    NameLookupValidationError,
+)
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.hooks.settings import ClientSettings
 from airflow_provider_namelookup.models import NameKind
+
+try:
+    from airflow.providers.common.compat.sdk import AirflowFailException
+except ImportError:  # common-compat before the sdk shim: Airflow 3.0-3.2 keep it here
+    from airflow.exceptions import AirflowFailException  # type: ignore[no-redef,attr-defined,unused-ignore]
+
+UNFIXABLE_BY_RETRY: tuple[type[NameLookupError], ...] = (
+    NameLookupAuthError, NameLookupEndpointNotFound, NameLookupValidationError)
+"""Service errors that the same request would meet again: a missing or invalid token, a
+wrong base URL, a request the service rejects as a whole."""
+
+
+@contextmanager
+def fail_without_retry_on_unfixable_errors() -> Iterator[None]:
+    """Turn the service errors no retry can fix into ``AirflowFailException``, so the task
+    fails at once instead of spending its retries (as common-sql does for bad SQL).
+    Everything else (credits used up, network, 5xx) propagates unchanged and is retried.
+
+    Example::
+
+        def execute(self, context):
+            with fail_without_retry_on_unfixable_errors():
+                return self.run_lookups()
+    """
+    try:
+        yield
+    except UNFIXABLE_BY_RETRY as err:
+        raise AirflowFailException(f"{err} (no retry can fix this; the task fails without retrying)") from err
+
+
+def is_unfixable(error: BaseException) -> bool:
+    """Whether ``error`` (or its cause) is one :func:`fail_without_retry_on_unfixable_errors` fails at once."""
+    return isinstance(error, (AirflowFailException, *UNFIXABLE_BY_RETRY))
 
 
 class NameLookupOperatorBase(BaseOperator):
@@ -110,7 +152,7 @@ class GenderHintsMixin(NameLookupOperatorBase):
     :param ip: an IPv4 or IPv6 address (templated).
     """
 
-    hint_fields: ClassVar[tuple[str, ...]] = ("country", "locale", "ip")
+    hint_fields: ClassVar[tuple[str, ...]] = HINT_FIELDS
 
     def __init__(self, *, country: str | None = None, locale: str | None = None, ip: str | None = None,
                  **kwargs: Any) -> None:

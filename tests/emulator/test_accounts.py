@@ -90,12 +90,27 @@ def test_unknown_activation_link(signups: httpx.Client) -> None:
     ({"email": "a@example.com"}, "terms-not-accepted"),
     ({"email": "a@example.com", "accept_terms": False}, "terms-not-accepted"),
     ({"email": "a@example.com", "accept_terms": "true"}, "terms-not-accepted"),
-    ({"email": "a@example.com", "accept_terms": True, "locale": "fr"}, "invalid-locale"),
+    ({"email": "a@example.com", "accept_terms": True, "locale": "fr_FR"}, "invalid-locale"),
+    ({"email": "a@example.com", "accept_terms": True, "locale": "english"}, "invalid-locale"),
+    ({"email": "a@example.com", "accept_terms": True, "newsletter": "yes"}, "generic-error"),
+    ({"email": "a@example.com", "accept_terms": True, "newsletter": 1}, "generic-error"),
+    ({"email": "...@example.com", "accept_terms": True}, "email-invalid"),
     ({"email": "someone@mailinator.com", "accept_terms": True}, "signup-email-rejected"),
     ({"email": "someone@eu.yopmail.com", "accept_terms": True}, "signup-email-rejected"),
 ])
 def test_sign_up_errors(signups: httpx.Client, body: Any, status_id: str) -> None:
     assert_problem(signups.post("/v2/sign-up", json=body), status_id)
+
+
+def test_sign_up_refuses_a_non_boolean_newsletter_naming_the_field(signups: httpx.Client) -> None:
+    answer = assert_problem(signups.post("/v2/sign-up", json={"email": _address("news"), "accept_terms": True,
+                                                              "newsletter": "yes"}), "generic-error")
+    assert "newsletter must be true or false" in answer["detail"]
+
+
+def test_sign_up_takes_any_short_language_code_as_the_spec_says(signups: httpx.Client) -> None:
+    response = signups.post("/v2/sign-up", json={"email": _address("lang"), "accept_terms": True, "locale": "FR"})
+    assert response.status_code == 200, response.text
 
 
 def test_sign_up_body_errors(signups: httpx.Client) -> None:

@@ -82,3 +82,44 @@ def test_any_bytes_get_a_well_formed_answer(rich_client: httpx.Client, raw: byte
     assert response.status_code < 500
     if response.status_code >= 400:
         assert response.json()["title"] in STATUS_HTTP
+
+
+raw_numbers = st.sampled_from(["1e400", "-1e400", "1E309", "9" * 5000, "-" + "1" * 45, "NaN", "Infinity",
+                               "12", "0.5", "1e-400"])
+valid_queries = st.fixed_dictionaries({"first_name": st.sampled_from(["Anna", "Theresa", "Giulia", "Zyx"])},
+                                      optional={"id": st.integers(-5, 5), "country": st.sampled_from(["DE", "IT"])})
+PRICES = {"/v2/gender": 1, "/v2/gender/by-full-name-multiple": 1, "/v2/country-of-origin": 2}
+
+
+def _with_raw_number(body: Any, raw: str, where: str) -> bytes:
+    """The body as JSON text with a number literal no encoder writes, spliced in by hand."""
+    if isinstance(body, dict):
+        inner = json.dumps(body)[1:-1]
+        return ("{" + f'"{where}": {raw}' + (", " + inner if inner else "") + "}").encode()
+    if isinstance(body, list):
+        return ("[" + ", ".join([*(json.dumps(item) for item in body), raw]) + "]").encode()
+    return json.dumps(body).encode()
+
+
+@SETTINGS
+@given(body=valid_queries | st.lists(valid_queries, min_size=1, max_size=3) | bodies, raw=raw_numbers,
+       where=st.sampled_from(["x", "id", "first_name", "country"]),
+       path=st.sampled_from(list(PRICES)))
+def test_any_body_is_answered_at_the_documented_price_or_charged_nothing(
+        rich_client: httpx.Client, emulator: EmulatorServer, body: Any, raw: str, where: str, path: str) -> None:
+    """No answer but a 2xx ever costs a credit, and a 2xx costs exactly the documented price."""
+    token = rich_client.headers["Authorization"].split()[1]
+    before = emulator.state.remaining_credits(token)
+    response = rich_client.post(path, content=_with_raw_number(body, raw, where),
+                                headers={"Content-Type": "application/json"})
+    spent = before - emulator.state.remaining_credits(token)
+    event(f"HTTP {response.status_code}")
+    if 200 <= response.status_code < 300:
+        answer = response.json()
+        results = answer if isinstance(answer, list) else [answer]
+        assert spent == PRICES[path] * len(results)
+        assert all(r["details"]["credits_used"] == PRICES[path] for r in results)
+        assert all(isinstance(r["first_name"], str) for r in results)
+    else:
+        assert spent == 0, response.text
+        assert response.status_code < 500, response.text

@@ -139,3 +139,32 @@ def test_emulator_server_starts_and_stops_without_leaks() -> None:
     assert set(threading.enumerate()) <= threads_before
     with pytest.raises(RuntimeError):
         server.start()
+
+
+def test_refuses_to_listen_beyond_loopback_without_an_admin_token(capsys: pytest.CaptureFixture[str]) -> None:
+    from airflow_provider_namelookup.emulator.cli import main
+
+    assert main(["--host", "0.0.0.0", "--port", "0"]) == 2
+    assert "refusing to listen on 0.0.0.0 without an admin token" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="admin token"):
+        EmulatorServer(host="0.0.0.0")
+
+
+def test_an_admin_token_is_required_on_every_admin_call() -> None:
+    config = EmulatorConfig(admin_token="admin-secret-for-tests")
+    with EmulatorServer(config, host="0.0.0.0") as server:
+        url = server.url.replace("0.0.0.0", "127.0.0.1")
+        for method, path in [("POST", "accounts"), ("POST", "accounts/credits"), ("POST", "accounts/usage"),
+                             ("GET", "faults"), ("PUT", "faults"), ("DELETE", "faults"), ("GET", "stats"),
+                             ("GET", "outbox"), ("GET", "signup-limit"), ("PUT", "clock"), ("GET", "clock")]:
+            for headers in ({}, {"X-Emulator-Admin-Token": "wrong"}):
+                response = httpx.request(method, f"{url}/emulator/{path}", json={}, headers=headers)
+                assert response.status_code == 401, (method, path, response.text)
+                assert response.json()["title"] == "invalid-auth-token"
+        for path in ("health", "docs", "upgrade"):  # nothing to protect
+            assert httpx.get(f"{url}/emulator/{path}").status_code == 200
+        token = server.create_account(credits=3)  # AdminClient sends the admin token
+        assert httpx.get(f"{url}/emulator/stats", headers={"X-Emulator-Admin-Token": config.admin_token}
+                         ).status_code == 200
+        statistic = httpx.get(f"{url}/v2/statistic", headers=bearer(token)).json()
+        assert statistic["remaining_credits"] == 3

@@ -81,7 +81,6 @@ def test_full_name_rules(client: httpx.Client, full_name: str, first: str, last:
     ("john_smith@example.org", "John", "Smith"),
     ("miller.theresa@example.com", "Theresa", "Miller"),
     ("johnsmith@example.com", "John", "Smith"),
-    ("1234@example.com", None, None),
 ])
 def test_email_lookup_extracts_the_name(client: httpx.Client, email: str, first: str | None,
                                         last: str | None) -> None:
@@ -90,6 +89,49 @@ def test_email_lookup_extracts_the_name(client: httpx.Client, email: str, first:
     assert result["email"] == email
     assert result["details"]["email_sanitized"] == email.lower()
     assert result["result_found"] is (first is not None)
+
+
+@pytest.mark.parametrize(("query", "status_id"), [
+    ({"email": "1234@example.com"}, "parameter-email-invalid"),
+    ({"email": "...@example.com"}, "parameter-email-invalid"),
+    ({"full_name": ","}, "parameter-full-name-invalid"),
+    ({"first_name": "12345"}, "parameter-first-name-invalid"),
+])
+def test_no_readable_first_name_is_refused_free_of_charge(client: httpx.Client, emulator: Any,
+                                                          query: dict[str, str], status_id: str) -> None:
+    before = emulator.state.remaining_credits(client.token)  # type: ignore[attr-defined]
+    for path in ("/v2/gender", "/v2/country-of-origin"):
+        answer = assert_problem(client.post(path, json=query), status_id)
+        assert "Traceback" not in answer["detail"]
+    assert emulator.state.remaining_credits(client.token) == before  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("body", "status_id", "words"), [
+    (b'{"first_name": "Anna", "id": ' + b"9" * 5000 + b"}", "invalid-id", "id must be an integer"),
+    (b'[{"first_name": "Anna", "id": -' + b"1" * 60 + b"}]", "invalid-id", "id must be an integer"),
+    (b"[" * 100_000 + b"]" * 100_000, "invalid-json", "nests arrays or objects too deeply"),
+    (b'{"first_name": "Anna", "x": 1e400}', "invalid-json", "too large"),
+    (b'{"first_name": "Anna", "x": NaN}', "invalid-json", "NaN is not a JSON number"),
+    (b'{"first_name": "Anna"', "invalid-json", "line 1, column"),
+    (b'{"first_name": "\xff"}', "invalid-json", "not UTF-8"),
+])
+def test_hostile_bodies_answer_the_right_identifier_in_words_for_a_user(
+        client: httpx.Client, emulator: Any, body: bytes, status_id: str, words: str | None) -> None:
+    before = emulator.state.remaining_credits(client.token)  # type: ignore[attr-defined]
+    answer = assert_problem(client.post("/v2/gender", content=body, headers={"Content-Type": "application/json"}),
+                            status_id)
+    assert not any(internal in answer["detail"] for internal in ("Exceeds the limit", "recursion", "char ",
+                                                                 "sys.set_int_max_str_digits", "codec"))
+    if words:
+        assert words in answer["detail"]
+    assert emulator.state.remaining_credits(client.token) == before  # type: ignore[attr-defined]
+
+
+def test_a_huge_integer_in_an_ignored_field_is_echoed_as_its_digits(client: httpx.Client) -> None:
+    digits = "7" * 5000
+    response = client.post("/v2/gender", content=f'{{"first_name": "Anna", "x": {digits}}}'.encode(),
+                           headers={"Content-Type": "application/json"})
+    assert response.status_code == 200 and response.json()["input"]["x"] == digits
 
 
 def test_the_first_present_name_field_wins(client: httpx.Client) -> None:

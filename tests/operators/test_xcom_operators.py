@@ -123,3 +123,54 @@ def test_single_string_queries_is_a_clear_error(write_dag: Any, namelookup: Any)
     dag = write_dag("GenderLookupOperator(task_id='genders', queries='Anna')")
     assert str(dag.run().state) == "failed"
     assert namelookup.remaining() == 100
+
+
+def test_an_invalid_token_fails_the_task_without_spending_its_retries(write_dag: Any, namelookup: Any) -> None:
+    from tests.support import set_connection
+
+    set_connection("namelookup_bad_token", {"conn_type": "namelookup", "host": namelookup.url,
+                                            "password": "not-a-valid-token", "extra": {"backoff_base": 0.01}})
+    dag = write_dag("""
+        from datetime import timedelta
+
+        GenderLookupOperator(task_id="genders", queries=["Anna"], namelookup_conn_id="namelookup_bad_token",
+                             retries=2, retry_delay=timedelta(0))
+    """)
+    assert str(dag.run().state) == "failed"
+    ti = dag.last_run.get_task_instance("genders")
+    assert str(ti.state) == "failed" and ti.try_number == 1
+
+
+def test_without_a_task_state_store_answers_survive_the_retry_in_a_variable(write_dag: Any, namelookup: Any,
+                                                                           emulator: Any) -> None:
+    """Airflow < 3.3 offers no ``task_state_store``: the answers of a failed try go to an
+    Airflow Variable for the retry (which may run on another worker), deleted on success."""
+    names = [f"Name{i:03d}" for i in range(250)]
+    namelookup.set_credits(120)
+    dag = write_dag(f"""
+        from datetime import timedelta
+        from airflow.sdk import Variable
+
+        class WithoutStateStore(GenderLookupOperator):
+            def execute(self, context):
+                context.pop("task_state_store", None)   # as Airflow 3.1 and 3.2 hand it over
+                return super().execute(context)
+
+        def top_up(context):
+            import httpx
+            key = "namelookup_answers__" + context["dag"].dag_id + "__genders__" + context["run_id"] + "__-1"
+            assert len(Variable.get(key, deserialize_json=True)) == 100, "the first try's answers are kept"
+            httpx.post({emulator.url!r} + "/emulator/accounts/credits",
+                       json={{"api_token": {namelookup.token!r}, "add": 1000}})
+
+        WithoutStateStore(task_id="genders", queries={names!r}, check_remaining_credits=False,
+                          max_concurrency=1, retries=1, retry_delay=timedelta(0), on_retry_callback=top_up)
+    """)
+    assert str(dag.run().state) == "success"
+    assert len(dag.xcom("genders")) == 250
+    assert namelookup.remaining() == 120 - 100 + 1000 - 150  # the retry paid only for the other 150
+    from airflow.models.variable import Variable as VariableModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        assert not session.query(VariableModel).filter(VariableModel.key.like(f"%{dag.dag_id}%")).count()

@@ -139,6 +139,29 @@ def test_rows_holding_the_token_are_refused_and_never_sent() -> None:
     assert "tok-secret" not in repr(spec)
 
 
+@pytest.mark.parametrize(("token", "real_names"), [
+    ("t", ["Peter", "Tom", "Anna-Marie Tate", "theresa.t@example.com"]),
+    ("dev", ["Sukhdev", "Jaidev", "Devika", "Dev", "Devon Smith", "dev.patel@example.com"]),
+    ("Ann", ["Anna", "Hannah", "Ann Smith", "ann"]),
+])
+def test_a_short_token_never_refuses_a_real_name(token: str, real_names: list[str]) -> None:
+    spec = RowSpec(LookupKind.GENDER, name_kind="full_name", secrets=frozenset({token}))
+    for name in real_names:
+        assert plan_row(name, name, spec).query is not None, name
+    leaked = plan_row("whole", token, spec)  # the token itself as the whole value is still never sent
+    assert leaked.query is None and leaked.error is not None and leaked.error.field == "full_name"
+
+
+def test_a_long_token_is_refused_anywhere_in_a_name_or_id() -> None:
+    token = "Zq8wJd3XkP0s9LmN2vB7yT4rHc6aE1uG"  # shaped like a real service token (32 characters)
+    spec = RowSpec(LookupKind.GENDER, name_kind="full_name", secrets=frozenset({token}))
+    for name in (f"Anna {token}", f"{token}", f"x{token}y Smith"):
+        row = plan_row(name, name, spec)
+        assert row.query is None and row.error is not None and token not in str(row.error)
+    assert plan_row("id", "Anna", spec, id=f"row-{token}").error is not None
+    assert plan_row("fine", "Anna Zq8wJd3 Smith", spec).query is not None  # a prefix is no secret
+
+
 def _table_run(spec: RowSpec) -> Any:
     from types import SimpleNamespace
 

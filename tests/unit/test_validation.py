@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from airflow_provider_namelookup.errors import NameLookupValidationError
 from airflow_provider_namelookup.models import Query
 from airflow_provider_namelookup.validation import (
+    OversizedInteger,
     validate_country,
     validate_id,
     validate_ip,
@@ -138,8 +139,44 @@ def test_signup_rules() -> None:
         validate_signup("me@example.com", "yes")
     with pytest.raises(NameLookupValidationError, match="email-invalid"):
         validate_signup("not-an-address", True)
-    with pytest.raises(NameLookupValidationError, match="invalid-locale"):
-        validate_signup("me@example.com", True, locale="fr")
+    assert validate_signup("me@example.com", True, locale="fr")["locale"] == "fr"  # a short language code
+    for locale in ("fr_FR", "english", "f", 7):
+        with pytest.raises(NameLookupValidationError, match="invalid-locale"):
+            validate_signup("me@example.com", True, locale=locale)
+    assert validate_signup("me@example.com", True, newsletter=True)["newsletter"] is True
+    for newsletter in ("yes", 1, "true"):
+        with pytest.raises(NameLookupValidationError, match="generic-error") as info:
+            validate_signup("me@example.com", True, newsletter=newsletter)
+        assert info.value.field == "newsletter"
+    with pytest.raises(NameLookupValidationError, match="email-invalid"):
+        validate_signup("...@example.com", True)
+
+
+@pytest.mark.parametrize(("raw", "status_id", "field"), [
+    ({"email": "...@example.com"}, "parameter-email-invalid", "email"),
+    ({"email": "a..b@example.com"}, "parameter-email-invalid", "email"),
+    ({"email": ".a@example.com"}, "parameter-email-invalid", "email"),
+    ({"email": "12345@example.com"}, "parameter-email-invalid", "email"),
+    ({"email": "1.2_3@example.com"}, "parameter-email-invalid", "email"),
+    ({"full_name": ","}, "parameter-full-name-invalid", "full_name"),
+    ({"full_name": "12 34"}, "parameter-full-name-invalid", "full_name"),
+    ({"first_name": "12345"}, "parameter-first-name-invalid", "first_name"),
+    ({"first_name": "Anna", "id": 2**63}, "invalid-id", "id"),
+    ({"first_name": "Anna", "id": -(2**63) - 1}, "invalid-id", "id"),
+    ({"first_name": "Anna", "id": OversizedInteger("9" * 5000)}, "invalid-id", "id"),
+    ({"first_name": OversizedInteger("9" * 5000)}, "parameter-first-name-invalid", "first_name"),
+])
+def test_no_readable_first_name_bad_addresses_and_huge_ids_are_refused(raw: dict[str, object], status_id: str,
+                                                                       field: str) -> None:
+    with pytest.raises(NameLookupValidationError) as info:
+        validate_query(raw)
+    assert (info.value.status_id, info.value.field) == (status_id, field)
+
+
+def test_names_with_a_letter_are_readable_in_any_script() -> None:
+    for raw in ({"first_name": "李"}, {"full_name": "O'Neil, Ann"}, {"email": "x9@example.com"},
+                {"email": "anna.1990@example.com"}, {"first_name": "Anna", "id": 2**63 - 1}):
+        validate_query(raw)
 
 
 json_values = st.recursive(

@@ -1,0 +1,88 @@
+"""The Name Lookup Service API v2 facts, stated once: paths, prices, limits, fields.
+
+The client (:mod:`~airflow_provider_namelookup.api`), the engine
+(:mod:`~airflow_provider_namelookup.enrichment`) and the emulator all import these, so a
+change of the service's contract is one edit here. Facts come from the spec
+(``name-lookup-api-v2.md``) and, where it is silent, from the wire notes (endpoint
+aliases, the 100-query batch of the older line, the 2-credit country of origin).
+
+Example::
+
+    >>> LookupKind.ORIGIN.path, LookupKind.ORIGIN.credits_per_query, LookupKind.ORIGIN.takes_hints
+    ('/v2/country-of-origin', 2, False)
+    >>> GENDER_ALIAS_PATHS["/v2/gender/by-full-name-multiple"]
+    'full_name'
+    >>> MAX_QUERIES_PER_REQUEST
+    100
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Literal
+
+API_PREFIX = "/v2"
+GENDER_PATH = "/v2/gender"
+ORIGIN_PATH = "/v2/country-of-origin"
+STATISTIC_PATH = "/v2/statistic"
+SIGNUP_PATH = "/v2/sign-up"
+
+NameKind = Literal["first_name", "full_name", "email"]
+NAME_KINDS: tuple[NameKind, ...] = ("first_name", "full_name", "email")
+"""The three name fields, in precedence order: when a query carries several, the first
+present (non-null) one is used and the others are ignored, by client and emulator alike."""
+
+HINT_FIELDS: tuple[str, ...] = ("country", "locale", "ip")
+"""Localisation hints, in precedence order: ``country`` beats ``locale``'s region, which
+beats the country of ``ip``. Gender lookups take them; country of origin ignores them."""
+
+ID_FIELD = "id"
+"""The caller's identifier of a query, echoed back in the result's ``input``."""
+
+GENDER_ALIAS_PATHS: Mapping[str, NameKind | None] = {
+    GENDER_PATH: None,
+    f"{GENDER_PATH}/by-first-name": "first_name",
+    f"{GENDER_PATH}/by-first-name-multiple": "first_name",
+    f"{GENDER_PATH}/by-full-name": "full_name",
+    f"{GENDER_PATH}/by-full-name-multiple": "full_name",
+    f"{GENDER_PATH}/by-email-address": "email",
+    f"{GENDER_PATH}/by-email-address-multiple": "email",
+}
+"""Gender endpoint path → the name field it reads (None: the first present one)."""
+
+MAX_QUERIES_PER_REQUEST = 100
+"""Queries in one bearer-token request (the wire notes' default batch; ``too-many-queries`` above)."""
+
+MAX_QUERIES_PER_KEY_REQUEST = 3
+"""Lookups in one request authenticated by the legacy ``key`` parameter."""
+
+FREE_REQUESTS_PER_MONTH = 100
+"""Credits a sign-up account is granted each calendar month."""
+
+SIGNUP_ACCOUNT_LANGUAGES: tuple[str, ...] = ("en", "de", "es")
+"""Languages the service writes its account e-mails in (wire notes); other short language
+codes are accepted at sign-up, as the spec allows, and get English."""
+
+
+class LookupKind(StrEnum):
+    """Which lookup endpoint is called, what one query costs there, and whether it takes hints."""
+
+    GENDER = "gender"
+    ORIGIN = "country_of_origin"
+
+    @property
+    def path(self) -> str:
+        return GENDER_PATH if self is LookupKind.GENDER else ORIGIN_PATH
+
+    @property
+    def credits_per_query(self) -> int:
+        return CREDITS_PER_QUERY[self]
+
+    @property
+    def takes_hints(self) -> bool:
+        return self is LookupKind.GENDER
+
+
+CREDITS_PER_QUERY: Mapping[LookupKind, int] = {LookupKind.GENDER: 1, LookupKind.ORIGIN: 2}
+"""Price of one answered query (``details.credits_used``); an array is charged per query."""
