@@ -169,6 +169,10 @@ class AnswersTable:
     def store(self, answers: Mapping[str, tuple[Any, ...]], *, owner: str, lookup: LookupKind) -> int:
         """Write answers (result column values by hash) into the rows ``owner`` holds; how many
         were stored (an answer whose claim was taken over meanwhile is not)."""
+        if not answers:
+            return 0
+        if self.dialect.name == "postgresql":
+            return self._store_postgres(answers, owner=owner, lookup=lookup)
         p = self.dialect.placeholder
         names = [c.name for c in result_columns(lookup)]
         sets = ", ".join(f"{self._q(n)} = {p}" for n in
@@ -182,9 +186,30 @@ class AnswersTable:
         stored = 0
         for chunk in self._chunks(list(answers)):
             stored += self.session.fetchall(
-                f"SELECT COUNT(*) FROM {self.quoted} WHERE {self._q('answered_by')} = {p} "
-                f"AND {self._q('query_hash')} IN ({self.dialect.marks(len(chunk))})", [owner, *chunk])[0][0]
+                f"SELECT COUNT(*) FROM {self.quoted} WHERE {self._q('query_hash')} "
+                f"IN ({self.dialect.marks(len(chunk))}) AND {self._q('answered_by')} = {p}", [*chunk, owner])[0][0]
         return int(stored)
+
+    def _store_postgres(self, answers: Mapping[str, tuple[Any, ...]], *, owner: str, lookup: LookupKind) -> int:
+        """One ``UPDATE ... FROM (VALUES ...)`` per batch instead of a statement per answer."""
+        q = self._q
+        columns = result_columns(lookup)
+        casts = [f"%s::{column_type(c, 'postgresql')}" for c in columns]
+        row = f"(%s, {', '.join(casts)})"
+        names = ", ".join(["query_hash", *(c.name for c in columns)])
+        sets = ", ".join(f"{q(c.name)} = v.{c.name}" for c in columns)
+        rows = ", ".join([row] * len(answers))
+        params: list[Any] = [STATE_ANSWERED, owner, time.time(), lookup.credits_per_query]
+        for h, values in answers.items():
+            params += [h, *values]
+        params.append(owner)
+        stored = self.session.fetchall(
+            f"UPDATE {self.quoted} AS a SET {q('state')} = %s, {q('claimed_by')} = NULL, "
+            f"{q('lease_expires')} = NULL, {q('answered_by')} = %s, {q('answered_at')} = %s, "
+            f"{q('credits')} = %s, {sets} FROM (VALUES {rows}) AS v({names}) "
+            f"WHERE a.{q('query_hash')} = v.query_hash AND a.{q('claimed_by')} = %s RETURNING a.{q('query_hash')}",
+            params)
+        return len(stored)
 
     def release(self, *, owner: str, hashes: Sequence[str] | None = None) -> None:
         """Give up what ``owner`` claimed and did not answer (of ``hashes``, or all): fresh
