@@ -148,12 +148,13 @@ class TargetTable:
         the number of rows charged. (Another run over the same rows may have written them first:
         the rows are found by hash, not by who wrote them.)"""
         p, q = self.placeholder, self._q
-        keys = self.session.fetchall(
-            f"SELECT MIN(t.{q(self.key_column)}) FROM {self.quoted} t "
+        key = q(self.key_column)
+        # The derived table is materialised first, so MySQL accepts reading the updated table.
+        charged = self.session.execute(
+            f"UPDATE {self.quoted} SET {q('credits_used')} = {p} WHERE {key} IN (SELECT k FROM ("
+            f"SELECT MIN(t.{key}) AS k FROM {self.quoted} t "
             f"JOIN {answers.quoted} a ON a.{q('query_hash')} = t.{q('query_hash')} "
-            f"WHERE a.{q('answered_by')} = {p} GROUP BY t.{q('query_hash')}", [owner])
-        self.session.executemany(
-            f"UPDATE {self.quoted} SET {q('credits_used')} = {p} WHERE {q(self.key_column)} = {p}",
-            [(self.lookup.credits_per_query, k) for (k,) in keys])
+            f"WHERE a.{q('answered_by')} = {p} GROUP BY t.{q('query_hash')}) charged)",
+            [self.lookup.credits_per_query, owner])
         self.session.commit()
-        return len(keys)
+        return charged
