@@ -99,6 +99,7 @@ class TableSource:
             enriched (their hash is read as NULL).
         """
         dialect = self.session.dialect
+        mysql = dialect.name == "mysql"
         name, country = self.name_expr, self.country_expr or "NULL"
         params: list[Any] = []
         if joined:
@@ -106,17 +107,21 @@ class TableSource:
             if stale_before is not None:
                 stored = (f"CASE WHEN t.{self._q('enriched_at')} < {dialect.placeholder} THEN NULL "
                           f"ELSE {stored} END")
-                params += [stale_before, stale_before]  # in the SELECT list and the GROUP BY
+                params += [stale_before] * (2 if mysql else 1)  # MySQL repeats it in its GROUP BY
             join = (f"LEFT JOIN {target.quoted} t ON t.{self._q(target.key_column)} = "
                     f"s.{self._q(self.key_column)}")
         else:
             stored, join = "NULL", ""
-        groups = [dialect.exact_group(name)]
-        if self.country_column:
-            groups.append(dialect.exact_group(country))
-        if joined:
-            groups.append(stored)
-        select = (f"SELECT MIN({name}), {f'MIN({country})' if self.country_column else 'NULL'}, "
-                  f"{f'MIN({stored})' if joined else 'NULL'}, COUNT(*) "
+        slots = [name, country if self.country_column else None, stored if joined else None]
+        grouped = [(position, e) for position, e in enumerate(slots, start=1) if e is not None]
+        if mysql:
+            # MySQL's collations fold case and accents: group on the bytes, and read each group's
+            # value back through MIN (every value of a group is the same).
+            columns = [f"MIN({e})" if e is not None else "NULL" for e in slots]
+            groups = [dialect.exact_group(e) if e != stored else e for _, e in grouped]
+        else:
+            columns = [e if e is not None else "NULL" for e in slots]
+            groups = [str(position) for position, _ in grouped]
+        select = (f"SELECT {', '.join(columns)}, COUNT(*) "
                   f"FROM {self.relation(with_params=bool(params))} s {join} GROUP BY {', '.join(groups)}")
         yield from self.session.stream(select, params, batch_size)
