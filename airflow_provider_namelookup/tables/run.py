@@ -272,9 +272,11 @@ class TableRun:
 
     # Fill -------------------------------------------------------------------------------------------------
     async def fill(self) -> None:
-        if not self.entries:
-            return
         job = self.job
+        if not self.entries:
+            if self.target_created:
+                await self.db_write(job.target.ensure_index)
+            return
         started = time.monotonic()
         value_map = ValueMap(job.session, job.source)
         await self.db(value_map.create)
@@ -282,6 +284,8 @@ class TableRun:
             await self.db(value_map.load, list(self.entries.values()))
             await self.db_write(job.target.fill, job.source, value_map, job.answers, stamp=self.stamp,
                                 stale_before=self.stale_rows_before, new_table=self.target_created)
+            if self.target_created:
+                await self.db_write(job.target.ensure_index)
             if self.answered_here:
                 await self.db_write(job.target.charge, job.answers, owner=self.owner)
         finally:

@@ -78,9 +78,14 @@ class TargetTable:
             return False
         return True
 
+    @property
+    def _index_name(self) -> str:
+        return quote(self.session.hook, f"{self.name.replace('.', '_')[:45]}_query_hash_idx")
+
     def ensure(self, key_sample: Any) -> bool:
-        """Create the table (and its ``query_hash`` index) if missing; check its columns if not.
-        Safe when several runs (mapped shards) try at once.
+        """Create the table if missing (its ``query_hash`` index comes with :meth:`ensure_index`,
+        after the first fill: building it once is much cheaper than updating it row by row);
+        check its columns if it exists. Safe when several runs (mapped shards) try at once.
 
         :returns: True when the table was created.
         :raises ValueError: when an existing table lacks a column the operator writes.
@@ -90,11 +95,8 @@ class TargetTable:
             definitions = [f"{self._q(key.name)} {column_type(key, self.dialect)} NOT NULL PRIMARY KEY"]
             definitions += [f"{self._q(c.name)} {column_type(c, self.dialect)}"
                             for c in (*result_columns(self.lookup), *BOOKKEEPING)]
-            index = f"{self.name.replace('.', '_')[:45]}_query_hash_idx"
             try:
                 self.session.execute(f"CREATE TABLE {self.quoted} ({', '.join(definitions)})")
-                self.session.execute(f"CREATE INDEX {quote(self.session.hook, index)} ON {self.quoted} "
-                                     f"({self._q('query_hash')})")
                 self.session.commit()
                 return True
             except Exception:
@@ -108,7 +110,24 @@ class TargetTable:
             raise ValueError(
                 f"target table {self.name} exists but lacks columns the operator writes "
                 f"({', '.join(self.fields)}): {err}") from None
+        if self.dialect != "mysql":  # a run that died before indexing left none: a no-op otherwise
+            self.ensure_index()
         return False
+
+    def ensure_index(self) -> None:
+        """Create the ``query_hash`` index if it is missing."""
+        if self.dialect == "mysql":  # no IF NOT EXISTS for indexes in MySQL 8
+            try:
+                self.session.execute(f"CREATE INDEX {self._index_name} ON {self.quoted} ({self._q('query_hash')})")
+                self.session.commit()
+            except Exception as err:
+                self.session.rollback()
+                if "duplicate" not in str(err).lower():
+                    raise
+            return
+        self.session.execute(f"CREATE INDEX IF NOT EXISTS {self._index_name} ON {self.quoted} "
+                             f"({self._q('query_hash')})")
+        self.session.commit()
 
     def fill(self, source: TableSource, value_map: ValueMap, answers: AnswersTable, *, stamp: Any,
              stale_before: Any = None, new_table: bool = False) -> None:
