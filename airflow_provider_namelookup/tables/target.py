@@ -115,19 +115,16 @@ class TargetTable:
         return False
 
     def ensure_index(self) -> None:
-        """Create the ``query_hash`` index if it is missing."""
-        if self.dialect == "mysql":  # no IF NOT EXISTS for indexes in MySQL 8
-            try:
-                self.session.execute(f"CREATE INDEX {self._index_name} ON {self.quoted} ({self._q('query_hash')})")
-                self.session.commit()
-            except Exception as err:
-                self.session.rollback()
-                if "duplicate" not in str(err).lower():
-                    raise
-            return
-        self.session.execute(f"CREATE INDEX IF NOT EXISTS {self._index_name} ON {self.quoted} "
-                             f"({self._q('query_hash')})")
-        self.session.commit()
+        """Create the ``query_hash`` index if it is missing (another run may be creating it)."""
+        if_not_exists = "" if self.dialect == "mysql" else "IF NOT EXISTS "  # MySQL 8 has no such clause
+        try:
+            self.session.execute(f"CREATE INDEX {if_not_exists}{self._index_name} ON {self.quoted} "
+                                 f"({self._q('query_hash')})")
+            self.session.commit()
+        except Exception as err:
+            self.session.rollback()
+            if not any(word in str(err).lower() for word in ("duplicate", "already exists")):
+                raise
 
     def fill(self, source: TableSource, value_map: ValueMap, answers: AnswersTable, *, stamp: Any,
              stale_before: Any = None, new_table: bool = False) -> None:
