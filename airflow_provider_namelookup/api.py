@@ -93,7 +93,8 @@ class CallStats:
 
     ``queries_maybe_charged_twice`` counts the lookups of requests that were sent but
     whose answer was lost (connection reset, read timeout) and were then retried: the
-    service may have charged them twice.
+    service may have charged them twice. ``concurrency`` and ``latency_ms`` are the
+    async hook's requests allowed in flight and smoothed latency after its last answer.
     """
 
     requests: int = 0
@@ -101,6 +102,8 @@ class CallStats:
     queries_sent: int = 0
     credits_used: int = 0
     queries_maybe_charged_twice: int = 0
+    concurrency: int = 0
+    latency_ms: float = 0.0
 
     def as_dict(self) -> dict[str, int]:
         return {

@@ -1,9 +1,10 @@
-"""The provider's way of enriching a table: ``SqlGenderLookupOperator.execute``, as in a DAG.
+"""The provider's way of enriching a table: ``SqlGenderLookupOperator.execute`` (or
+``SqlCountryOfOriginOperator.execute``), as in a DAG.
 
 A :mod:`benchmarks.child` job. The connections come from ``AIRFLOW_CONN_*`` environment
 variables set by the parent (the ``namelookup_default`` service connection and the
-warehouse), and the operator runs with its defaults (``max_concurrency=4``), exactly as a
-DAG author would write it. The work is one
+warehouse), and the operator runs with its defaults (adaptive concurrency up to
+``max_concurrency=64``), exactly as a DAG author would write it. The work is one
 ``execute({})``; it returns the run's summary (the operator's XCom).
 
 Example::
@@ -31,6 +32,23 @@ def enrich_customers(params: dict[str, Any]) -> Callable[[], dict[str, Any]]:
                                        source_table=params.get("source_table", "customers"),
                                        answers_table=params.get("answers_table"), key_column="customer_id",
                                        name_column="first_name", country_column="country")
+
+    def work() -> dict[str, Any]:
+        return dict(operator.execute({}))
+
+    return work
+
+
+def enrich_origins(params: dict[str, Any]) -> Callable[[], dict[str, Any]]:
+    """Set up ``SqlCountryOfOriginOperator`` over ``customers``; return its ``execute`` as the work.
+
+    :param params: ``sql_conn_id`` (the warehouse connection).
+    """
+    from airflow_provider_namelookup.operators import SqlCountryOfOriginOperator
+
+    operator = SqlCountryOfOriginOperator(task_id="enrich_origins", sql_conn_id=params["sql_conn_id"],
+                                          source_table="customers", key_column="customer_id",
+                                          name_column="first_name")
 
     def work() -> dict[str, Any]:
         return dict(operator.execute({}))

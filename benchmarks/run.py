@@ -11,6 +11,7 @@ Example::
     python -m benchmarks.run --quick                       # small sizes (~1 min)
     python -m benchmarks.run --only table --rows 100000,1000000 --naive-rows 20000
     python -m benchmarks.run --only hook,emulator --names 5000 --duration 1
+    python -m benchmarks.run --only latency --latency-ms 80-120 --latency-rows 20000,100000
 """
 
 from __future__ import annotations
@@ -30,17 +31,18 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from benchmarks import emulator_throughput, hook_throughput, table_enrichment, table_postgres
+from benchmarks import emulator_throughput, hook_throughput, latency, table_enrichment, table_postgres
 from benchmarks.figures import Section, render
 from benchmarks.machine import describe, summary_lines
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("table", "table_postgres", "hook", "emulator")
+BENCHMARKS = ("table", "table_postgres", "latency", "hook", "emulator")
 
 FULL: dict[str, Any] = {"rows": (100_000, 1_000_000), "naive_rows": 100_000, "names": 20_000, "repeats": 3,
-                        "duration": 3.0, "pg_rows": (100_000, 1_000_000, 10_000_000)}
+                        "duration": 3.0, "latency_rows": (20_000, 100_000), "latency_naive_rows": 200,
+                        "pg_rows": (100_000, 1_000_000, 10_000_000)}
 QUICK: dict[str, Any] = {"rows": (10_000, 100_000), "naive_rows": 2_000, "names": 4_000, "repeats": 1, "duration": 1.0,
-                         "pg_rows": (10_000, 100_000)}
+                         "latency_rows": (2_000, 10_000), "latency_naive_rows": 50, "pg_rows": (10_000, 100_000)}
 
 
 def _numbers(text: str) -> tuple[int, ...]:
@@ -51,6 +53,17 @@ def _numbers(text: str) -> tuple[int, ...]:
     if not values or min(values) < 1:
         raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
     return values
+
+
+def _latency_range(text: str) -> tuple[float, float]:
+    low, _, high = text.partition("-")
+    try:
+        bounds = (float(low), float(high or low))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected milliseconds or a range like 80-120, got {text!r}") from None
+    if not 0 <= bounds[0] <= bounds[1]:
+        raise argparse.ArgumentTypeError(f"expected a range low-high with 0 <= low <= high, got {text!r}")
+    return bounds
 
 
 def _benchmarks(text: str) -> tuple[str, ...]:
@@ -80,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="async hook max_concurrency levels (default 1,4,8)")
     parser.add_argument("--emulator-concurrency", type=_numbers, metavar="N,N",
                         help="emulator benchmark concurrency levels (default 1,8,32)")
+    parser.add_argument("--latency-ms", type=_latency_range, default=(80.0, 120.0), metavar="MS-MS",
+                        help="latency benchmark: the emulator's added latency per request (default 80-120)")
+    parser.add_argument("--latency-rows", type=_numbers, metavar="N,N",
+                        help="latency benchmark: table sizes (default 20000,100000)")
+    parser.add_argument("--latency-naive-rows", type=int, metavar="N",
+                        help="latency benchmark: rows the naive loop goes through per lookup, extrapolated "
+                             "to the tables (default 200)")
     parser.add_argument("--repeats", type=int, metavar="N", help="runs per hook configuration (default 3)")
     parser.add_argument("--duration", type=float, metavar="S", help="seconds per emulator point (default 3)")
     parser.add_argument("--seed", type=int, default=2026, help="seed of the customer tables (default 2026)")
@@ -103,10 +123,13 @@ def _plan(args: argparse.Namespace) -> dict[str, Callable[[Path], Section]]:
     emulator = emulator_throughput.EmulatorOptions(
         duration=float(_option(args, "duration")),
         concurrency=args.emulator_concurrency or emulator_throughput.EmulatorOptions.concurrency)
+    wan = latency.LatencyOptions(sizes=tuple(_option(args, "latency_rows")), latency_ms=args.latency_ms,
+                                 naive_rows=int(_option(args, "latency_naive_rows")), seed=args.seed)
     plans: dict[str, Callable[[Path], Section]] = {
         "table": lambda work: table_enrichment.run(table, work),
         "table_postgres": lambda work: table_postgres.run(
             table_postgres.PostgresOptions(sizes=tuple(_option(args, "pg_rows")), seed=args.seed), work),
+        "latency": lambda work: latency.run(wan, work),
         "hook": lambda work: hook_throughput.run(hook, work),
         "emulator": lambda work: emulator_throughput.run(emulator, work),
     }

@@ -87,7 +87,7 @@ class NaiveEstimate:
     extrapolated: bool
 
 
-def _measured(service: BenchService, job: str, params: dict[str, Any], *, env: dict[str, str], log: Path,
+def measured_run(service: BenchService, job: str, params: dict[str, Any], *, env: dict[str, str], log: Path,
               timeout: float) -> Run:
     with service.meter() as meter:
         result = run_in_child(job, params, env=env, log_path=log, timeout=timeout)
@@ -133,9 +133,9 @@ def run(options: TableOptions, workdir: Path) -> Section:
             env = {**service.connection_env(), **sqlite_connection_env(WAREHOUSE_CONN_ID, db)}
             params = {"sql_conn_id": WAREHOUSE_CONN_ID}
             for runs in (first, second):
-                runs[size] = _measured(service, "benchmarks.provider:enrich_customers", params, env=env,
+                runs[size] = measured_run(service, "benchmarks.provider:enrich_customers", params, env=env,
                                        log=logs / f"provider_{size}.log", timeout=options.timeout)
-        naive = _measured(service, "benchmarks.naive:naive_loop",
+        naive = measured_run(service, "benchmarks.naive:naive_loop",
                           {"db": facts[sizes[0]].path, "url": service.url, "token": service.token,
                            "limit": naive_limit},
                           env={}, log=logs / "naive.log", timeout=options.timeout)

@@ -27,7 +27,7 @@ from airflow_provider_namelookup.emulator.sample import customer_rows
 from airflow_provider_namelookup.enrichment.plan import LookupKind, RowSpec, plan_row
 from benchmarks.figures import Section, count, megabytes, rate, seconds
 from benchmarks.service import BenchService
-from benchmarks.table_enrichment import Run, _measured
+from benchmarks.table_enrichment import Run, measured_run
 
 WAREHOUSE_CONN_ID = "bench_postgres"
 POSTGRES = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "dbname": "test"}
@@ -118,7 +118,7 @@ def run(options: PostgresOptions, workdir: Path) -> Section:
                 env = {**service.connection_env(), **connection_env()}
                 params = {"sql_conn_id": WAREHOUSE_CONN_ID, "source_table": table, "answers_table": answers}
                 for runs in (first, second):
-                    runs[size] = _measured(service, "benchmarks.provider:enrich_customers", params, env=env,
+                    runs[size] = measured_run(service, "benchmarks.provider:enrich_customers", params, env=env,
                                            log=logs / f"postgres_{size}.log", timeout=options.timeout)
                 drop([table, f"{table}_gender", answers])  # keep the database small for the next size
     finally:

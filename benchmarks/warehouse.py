@@ -61,9 +61,14 @@ def build_customers(path: Path, rows: int, *, seed: int) -> TableFacts:
     return table_facts(path)
 
 
-def table_facts(path: Path) -> TableFacts:
-    """Count the facts of an existing customers table."""
-    spec = RowSpec(LookupKind.GENDER)
+def table_facts(path: Path, lookup: LookupKind = LookupKind.GENDER) -> TableFacts:
+    """Count the facts of an existing customers table.
+
+    :param lookup: whose queries to count: gender queries carry the country hint;
+        country-of-origin queries are the name alone (the operator reads no hint column).
+    """
+    spec = RowSpec(lookup)
+    hinted = lookup.takes_hints
     db = sqlite3.connect(path)
     try:
         total, named, names = db.execute(
@@ -73,7 +78,7 @@ def table_facts(path: Path) -> TableFacts:
         valid: set[str] = set()
         invalid = 0
         for name, country, repeats in pairs:
-            planned = plan_row(None, name, spec, country=country)
+            planned = plan_row(None, name, spec, country=country if hinted else None)
             if planned.query is None:
                 invalid += repeats
             else:

@@ -7,10 +7,11 @@ the machine. Speed ratios are only reported by the real run.
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
-from benchmarks import hook_throughput, run, table_enrichment
+from benchmarks import hook_throughput, latency, run, table_enrichment
 from benchmarks.figures import Section
 
 
@@ -28,6 +29,19 @@ def test_table_benchmark_pays_each_distinct_query_once(tmp_path: Path) -> None:
         assert checks[f"{size} rows: second run spends nothing"] is True
     naive = section.data["naive"]
     assert naive["value"]["rows"] == 50 and naive["requests"] == naive["value"]["sent"]
+
+
+def test_latency_benchmark_pays_each_distinct_query_once_for_both_lookups(tmp_path: Path) -> None:
+    options = latency.LatencyOptions(sizes=(300, 600), latency_ms=(5, 10), naive_rows=20, timeout=300)
+    section = latency.run(options, tmp_path)
+    checks = _checks(section)
+    for lookup, size in itertools.product(("gender", "country of origin"), ("300", "600")):
+        cost = 1 if lookup == "gender" else 2
+        assert checks[f"{lookup}, {size} rows: credits = distinct queries x {cost}"] is True
+        assert checks[f"{lookup}, {size} rows: requests = lookups + 1 statistic call"] is True
+    naive = section.data["naive"]
+    assert naive["gender"]["value"]["sent"] == naive["gender"]["requests"] <= 20
+    assert naive["country_of_origin"]["credits"] == 2 * naive["country_of_origin"]["value"]["ok"]
 
 
 def test_hook_benchmark_counts_every_request(tmp_path: Path) -> None:

@@ -84,7 +84,9 @@ emulator answers either 2xx at the documented price or an error that charged not
 The allowance is monthly (calendar month, UTC).
 
 Fault injection, when switched on, acts on every ``/v2/...`` request before all of this
-(:mod:`~airflow_provider_namelookup.emulator.faults`).
+(:mod:`~airflow_provider_namelookup.emulator.faults`), and so do the per-token limits of
+requests in flight and per second (:mod:`~airflow_provider_namelookup.emulator.limits`):
+429 ``too-many-requests`` with ``Retry-After``, never charged.
 
 Errors are RFC 7807 problem details (``application/problem+json``)::
 
@@ -125,7 +127,9 @@ they answer 401 ``invalid-auth-token``.
 * ``GET|PUT|DELETE /emulator/faults``: fault injection
   (:mod:`~airflow_provider_namelookup.emulator.faults`); PUT replaces the whole
   configuration, DELETE switches faults off.
-* ``GET|DELETE /emulator/stats``: request, fault, query and credit counters.
+* ``GET|DELETE /emulator/stats``: request, fault, query and credit counters, requests
+  refused by a per-token limit (``requests_limited``) and the most requests of one
+  token seen in flight at once (``token_peak_in_flight``).
 * ``GET|PUT /emulator/signup-limit`` ``{max_attempts, window_seconds}``: PUT also forgets
   the attempts counted so far.
 * ``GET|PUT|DELETE /emulator/clock`` ``{now: ISO-8601}``: freeze the clock that decides
@@ -182,6 +186,7 @@ from airflow_provider_namelookup.emulator.faults import (
     drop_connection,
     format_retry_after,
 )
+from airflow_provider_namelookup.emulator.limits import token_of
 from airflow_provider_namelookup.emulator.origin import origin_of
 from airflow_provider_namelookup.emulator.problems import JSONAnswer, problem
 from airflow_provider_namelookup.emulator.signup import is_disposable
@@ -614,10 +619,11 @@ async def admin_faults(request: Request) -> Response:
 
 
 async def admin_stats(request: Request) -> Response:
-    stats = _state(request).stats
+    stats, limiter = _state(request).stats, _state(request).limiter
     if request.method == "DELETE":
         stats.reset()
-    return JSONAnswer(stats.snapshot())
+        limiter.reset()
+    return JSONAnswer({**stats.snapshot(), "token_peak_in_flight": limiter.peak_in_flight})
 
 
 async def admin_signup_limit(request: Request) -> Response:
@@ -724,12 +730,20 @@ class ServiceMiddleware:
                 await self.app(scope, receive, observe)
                 return
             self.state.stats.request()
-            fault = await self._before(scope, receive, observe)
-            if fault is None:
-                if self.state.faults.draw_after():
-                    await self._drop_after(scope, receive, outcome)
+            admission = self.state.limiter.enter(token_of(scope))
+            try:
+                if admission.retry_after is not None:
+                    await self._refuse(scope, receive, observe, admission.retry_after)
+                    fault = None
                 else:
-                    await self.app(scope, receive, observe)
+                    fault = await self._before(scope, receive, observe)
+                    if fault is None:
+                        if self.state.faults.draw_after():
+                            await self._drop_after(scope, receive, outcome)
+                        else:
+                            await self.app(scope, receive, observe)
+            finally:
+                admission.leave()
             if "status" in outcome and "dropped" not in outcome:
                 self.state.stats.answered(outcome["status"])
             elif fault == "drop_before":
@@ -766,6 +780,17 @@ class ServiceMiddleware:
             return kind
         await response(scope, receive, send)
         return kind
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, retry_after: float) -> None:
+        """429 for a token over its limit, after the same latency as any answer."""
+        latency = self.state.faults.latency_seconds()
+        if latency > 0:
+            await asyncio.sleep(latency)
+        self.state.stats.limited()
+        response = problem("too-many-requests", "Too many requests for this API token; nothing was "
+                           "charged. Retry after the time in the Retry-After header.", _base(Request(scope)),
+                           http_status=429, headers={"Retry-After": format_retry_after(retry_after)})
+        await response(scope, receive, send)
 
     async def _drop_after(self, scope: Scope, receive: Receive, outcome: dict[str, Any]) -> None:
         async def swallow(message: Message) -> None:

@@ -16,6 +16,7 @@ Example::
     namelookup-emulator --host 127.0.0.1 --port 8765 --db /tmp/emulator.db \\
         --seed-token dev-token --seed-credits 100000
     python -m airflow_provider_namelookup.emulator --port 0 --faults '{"error_503": 0.1}'
+    namelookup-emulator --latency-ms 80-120 --token-max-in-flight 32   # a WAN service with a limit
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import json
 import logging
 import os
 import sys
+from typing import Any
 
 import uvicorn
 
@@ -65,11 +67,39 @@ def build_parser() -> argparse.ArgumentParser:
                         help="sign-up attempts per client address in the window (default: %(default)s)")
     parser.add_argument("--signup-window", type=float, default=defaults.signup_window_seconds,
                         help="sign-up window in seconds (default: %(default)s)")
-    parser.add_argument("--faults", type=json.loads, default=None, metavar="JSON",
+    parser.add_argument("--faults", type=json.loads, default={}, metavar="JSON",
                         help='fault injection at start, e.g. \'{"error_503": 0.1, "latency_ms": [5, 20]}\'')
+    parser.add_argument("--latency-ms", type=_latency, default=None, metavar="MS[-MS]",
+                        help="added latency per request, fixed or a range, e.g. 80-120 "
+                             "(the faults' latency_ms)")
+    parser.add_argument("--token-max-in-flight", type=int, default=None, metavar="N",
+                        help="requests of one token answered at once; more get 429 (default: no limit)")
+    parser.add_argument("--token-max-rps", type=float, default=None, metavar="R",
+                        help="requests of one token per second; more get 429 (default: no limit)")
+    parser.add_argument("--token-retry-after", type=float, default=None, metavar="S",
+                        help="Retry-After seconds of an in-flight refusal (default: 1)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                         help="log level (default: %(default)s)")
     return parser
+
+
+def _latency(text: str) -> float | list[float]:
+    low, _, high = text.partition("-")
+    try:
+        return [float(low), float(high)] if high else float(low)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected milliseconds or a range like 80-120, got {text!r}") from None
+
+
+def fault_settings(args: argparse.Namespace) -> Any:
+    """The fault configuration the command line asks for: ``--faults`` and the single flags
+    (a flag wins over the same member of ``--faults``; anything but a JSON object is left
+    for :meth:`FaultConfig.from_json` to refuse)."""
+    if not isinstance(args.faults, dict):
+        return args.faults
+    flags = {"latency_ms": args.latency_ms, "token_max_in_flight": args.token_max_in_flight,
+             "token_max_rps": args.token_max_rps, "token_retry_after": args.token_retry_after}
+    return {**args.faults, **{k: v for k, v in flags.items() if v is not None}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"namelookup-emulator: {exc}", file=sys.stderr)
         return 2
     try:
-        faults = FaultConfig.from_json(args.faults) if args.faults is not None else FaultConfig()
+        faults = FaultConfig.from_json(fault_settings(args))
     except (TypeError, ValueError) as exc:
         print(f"namelookup-emulator: invalid --faults: {exc}", file=sys.stderr)
         return 2

@@ -22,6 +22,13 @@ The shares are probabilities between 0 and 1; the four "before" shares may add u
 most 1. ``latency_ms`` is a fixed number or a ``[low, high]`` range drawn uniformly.
 ``seed`` makes the draws repeatable.
 
+Per-token limits are set here too, and answered with 429 and ``Retry-After`` after
+the latency and before the draws (:mod:`~airflow_provider_namelookup.emulator.limits`):
+``token_max_in_flight`` (requests of one token being answered at once),
+``token_max_rps`` (requests of one token per second) and ``token_retry_after`` (the
+``Retry-After`` seconds of an in-flight refusal). Unlike the shares, they act only
+when a client goes over them, as a real service's limits would.
+
 Example::
 
     >>> injector = FaultInjector()
@@ -68,6 +75,9 @@ class FaultConfig:
     :param drop_before: share of connections aborted before processing.
     :param drop_after: share of connections aborted after processing and charging.
     :param seed: seeds the random draws when set, for repeatable runs.
+    :param token_max_in_flight: requests of one token answered at once; None: no limit.
+    :param token_max_rps: requests of one token per second; None: no limit.
+    :param token_retry_after: the ``Retry-After`` seconds when ``token_max_in_flight`` refuses.
     """
 
     error_500: float = 0.0
@@ -78,6 +88,9 @@ class FaultConfig:
     drop_before: float = 0.0
     drop_after: float = 0.0
     seed: int | None = None
+    token_max_in_flight: int | None = None
+    token_max_rps: float | None = None
+    token_retry_after: float = 1.0
 
     def __post_init__(self) -> None:
         for name in (*BEFORE_KINDS, "drop_after"):
@@ -97,6 +110,15 @@ class FaultConfig:
         object.__setattr__(self, "latency_ms", bounds if isinstance(latency, (list, tuple)) else latency)
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
             raise ValueError(f"seed must be an integer or null, got {self.seed!r}")
+        flight = self.token_max_in_flight
+        if flight is not None and (isinstance(flight, bool) or not isinstance(flight, int) or flight < 1):
+            raise ValueError(f"token_max_in_flight must be an integer of at least 1 or null, got {flight!r}")
+        rps = self.token_max_rps
+        if rps is not None and (not _is_number(rps) or rps <= 0):
+            raise ValueError(f"token_max_rps must be a number above 0 or null, got {rps!r}")
+        wait = self.token_retry_after
+        if not _is_number(wait) or not 0.0 <= wait <= 3600:
+            raise ValueError(f"token_retry_after must be 0 to 3600 seconds, got {wait!r}")
 
     @classmethod
     def from_json(cls, data: Any) -> FaultConfig:
@@ -214,6 +236,7 @@ class Stats:
             self._credits = 0
             self._lost_answers = 0
             self._lost_credits = 0
+            self._limited = 0
 
     def request(self) -> None:
         with self._lock:
@@ -226,6 +249,10 @@ class Stats:
     def fault(self, kind: FaultKind) -> None:
         with self._lock:
             self._faults[kind] += 1
+
+    def limited(self) -> None:
+        with self._lock:
+            self._limited += 1
 
     def processed(self, queries: int, credits: int) -> None:
         with self._lock:
@@ -244,6 +271,7 @@ class Stats:
                 "requests": self._requests,
                 "responses_by_status": dict(sorted(self._statuses.items())),
                 "faults": dict(self._faults),
+                "requests_limited": self._limited,
                 "queries_processed": self._queries,
                 "credits_charged": self._credits,
                 "answers_lost_after_charge": self._lost_answers,

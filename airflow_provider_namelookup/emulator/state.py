@@ -23,6 +23,7 @@ from airflow_provider_namelookup.contract import (
     MAX_QUERIES_PER_REQUEST,
 )
 from airflow_provider_namelookup.emulator.faults import FaultInjector, Stats
+from airflow_provider_namelookup.emulator.limits import TokenLimiter
 from airflow_provider_namelookup.emulator.names import NameData, load_names
 from airflow_provider_namelookup.emulator.signup import DISPOSABLE_DOMAINS, SignupLimiter
 from airflow_provider_namelookup.emulator.store import Account, Store
@@ -68,6 +69,7 @@ class EmulatorState:
         self.names = names if names is not None else load_names()
         self.store = Store(self.config.db_path)
         self.faults = FaultInjector()
+        self.limiter = TokenLimiter(self.faults)
         self.stats = Stats()
         self.signup_limiter = SignupLimiter(self.config.signup_max_attempts,
                                             self.config.signup_window_seconds)

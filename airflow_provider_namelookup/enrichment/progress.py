@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 log = logging.getLogger(__name__)
+_NOT_IN_SUMMARY = ("started", "_last_log", "interval", "concurrency", "latency_ms")
 
 
 @dataclass
@@ -42,6 +43,8 @@ class RunProgress:
     requests: int = 0
     retries: int = 0
     queries_maybe_charged_twice: int = 0
+    concurrency: int = field(default=0, repr=False)
+    latency_ms: float = field(default=0.0, repr=False)
     started: float = field(default_factory=time.monotonic, repr=False)
     _last_log: float = field(default_factory=time.monotonic, repr=False)
 
@@ -54,7 +57,13 @@ class RunProgress:
         return (f"{self.label}: {self.pages} pages, {self.rows_read} rows ({rate:,.0f} rows/s), "
                 f"{self.distinct_queries} distinct queries, {self.cache_hits} cache hits, "
                 f"{self.lookups} lookups, {self.credits_used} credits spent, {self.rows_invalid} invalid, "
-                f"{self.rows_deferred} deferred")
+                f"{self.rows_deferred} deferred{self._network()}")
+
+    def _network(self) -> str:
+        """Requests allowed in flight now and the smoothed latency, once a request was answered."""
+        if not self.concurrency:
+            return ""
+        return f", {self.concurrency} requests in flight allowed, latency {self.latency_ms:,.0f} ms"
 
     def tick(self, logger: logging.Logger | Any = log, *, force: bool = False) -> None:
         """Log a progress line if the interval has passed (or ``force``)."""
@@ -71,8 +80,10 @@ class RunProgress:
         self.requests = stats.requests
         self.retries = stats.retries
         self.queries_maybe_charged_twice = stats.queries_maybe_charged_twice
+        self.concurrency = getattr(stats, "concurrency", 0)
+        self.latency_ms = getattr(stats, "latency_ms", 0.0)
 
     def summary(self) -> dict[str, Any]:
-        data = {k: v for k, v in asdict(self).items() if k not in ("started", "_last_log", "interval")}
+        data = {k: v for k, v in asdict(self).items() if k not in _NOT_IN_SUMMARY}
         data["duration_seconds"] = round(self.elapsed, 3)
         return data

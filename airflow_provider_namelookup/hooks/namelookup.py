@@ -14,10 +14,21 @@ Retry policy (see :class:`~airflow_provider_namelookup.api.RetryPolicy`):
 * ``max_retries`` (default 5) retries after the first attempt, waiting
   ``backoff_base * 2**n`` seconds (default base 0.5 s, at most 30 s) with jitter.
 
-Every call has a connect timeout (default 5 s) and a read timeout (default 30 s). One
-pooled HTTP client (keep-alive) lives per hook instance; close it with ``close()`` /
-``aclose()`` or use the hook as a context manager. The token is sent only in the
-``Authorization`` header: it never appears in logs, exception messages or ``repr()``.
+Concurrency (async hook): requests in flight adapt between 1 and ``max_concurrency``
+(default 64; the ``max_concurrency`` connection extra or argument) with an AIMD
+controller shared by all requests of the hook (:mod:`.concurrency`): they grow while
+answers come back fast and clean, and shrink on 429, 5xx, timeouts and lost
+connections; a ``Retry-After`` stops every new request until it has passed.
+
+Every call has a connect timeout (default 5 s) and a read timeout (default 30 s). The
+HTTP clients (HTTP/1.1, keep-alive) live per hook instance; close them with ``close()`` /
+``aclose()`` or use the hook as a context manager. The async hook spreads its
+``max_concurrency`` connections over clients of at most 8 connections each
+(:class:`_Lanes`): httpx's pool scans every connection of a client for each request,
+so one pool of 64 costs about three times the CPU per request of eight pools of 8.
+HTTP/2 (one connection) was measured too and did not beat that
+(``benchmarks/http2_probe.py``). The token is sent only in the ``Authorization``
+header: it never appears in logs, exception messages or ``repr()``.
 
 Example::
 
@@ -33,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import math
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from functools import cached_property
@@ -59,11 +71,21 @@ from airflow_provider_namelookup.api import (
     single_gender_call,
     statistic_call,
 )
-from airflow_provider_namelookup.errors import NameLookupAuthError, NameLookupConnectionError, NameLookupError
+from airflow_provider_namelookup.errors import (
+    NameLookupAuthError,
+    NameLookupConnectionError,
+    NameLookupError,
+    parse_retry_after,
+)
+from airflow_provider_namelookup.hooks.concurrency import ConcurrencyGate, ConcurrencyLimit, Outcome
 from airflow_provider_namelookup.hooks.settings import ClientSettings
 from airflow_provider_namelookup.models import Query
 
 _USER_AGENT = f"airflow-provider-namelookup/{__version__}"
+_LANE_CONNECTIONS = 8
+# Idle connections are dropped before common server idle timeouts (uvicorn's 5 s): reusing
+# one as the server closes it loses a request that may have been charged.
+_KEEPALIVE_SECONDS = 4.0
 # Errors after which the request may have reached the service (and been charged).
 _MAYBE_PROCESSED = (httpx.ReadError, httpx.ReadTimeout, httpx.RemoteProtocolError)
 
@@ -78,6 +100,14 @@ def _connection_error(exc: httpx.HTTPError, request: ApiRequest) -> NameLookupCo
 
 def _raw(response: httpx.Response) -> RawResponse:
     return RawResponse(response.status_code, response.content, response.headers.get("Retry-After"))
+
+
+def _outcome(response: httpx.Response) -> tuple[Outcome, float | None]:
+    """What an answer says about the service's load, and the ``Retry-After`` it asked for."""
+    status = response.status_code
+    if status == 429 or status >= 500:
+        return Outcome.CONGESTED, parse_retry_after(response.headers.get("Retry-After"))
+    return (Outcome.OK if 200 <= status < 300 else Outcome.NEUTRAL), None
 
 
 class hook_or_class_method:
@@ -96,6 +126,35 @@ def _query_from_fields(**fields: Any) -> Query:
     return as_query({k: v for k, v in fields.items() if v is not None})
 
 
+class _Lanes:
+    """The async hook's HTTP clients: ``connections`` split over clients of at most 8
+    connections each, made as they are needed (a statistic call makes one); each request
+    goes to the least busy client.
+
+    :param make: builds one client with the given number of connections.
+    """
+
+    def __init__(self, make: Callable[[int], httpx.AsyncClient], connections: int) -> None:
+        count = math.ceil(connections / _LANE_CONNECTIONS)
+        self.sizes = [connections // count + (1 if i < connections % count else 0) for i in range(count)]
+        self._make = make
+        self.clients = [make(self.sizes[0])]
+        self.busy = [0]
+
+    def least_busy(self) -> int:
+        """The lane for the next request (a new one when every lane made so far is full)."""
+        index = min(range(len(self.clients)), key=self.busy.__getitem__)
+        if self.busy[index] >= self.sizes[index] and len(self.clients) < len(self.sizes):
+            self.clients.append(self._make(self.sizes[len(self.clients)]))
+            self.busy.append(0)
+            return len(self.clients) - 1
+        return index
+
+    async def aclose(self) -> None:
+        for client in self.clients:
+            await client.aclose()
+
+
 class _NameLookupBase(BaseHook):
     """What both hooks share: the connection, settings and request preparation."""
 
@@ -105,22 +164,22 @@ class _NameLookupBase(BaseHook):
     hook_name = "Name Lookup"
 
     def __init__(self, namelookup_conn_id: str = default_conn_name, *,
-                 settings: ClientSettings | None = None, max_concurrency: int = 4,
+                 settings: ClientSettings | None = None, max_concurrency: int | None = None,
                  transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None) -> None:
         super().__init__()
         self.namelookup_conn_id = namelookup_conn_id
         self._settings = settings
         self._transport = transport
-        if max_concurrency < 1:
-            raise ValueError("max_concurrency must be at least 1")
-        self.max_concurrency = max_concurrency
+        if max_concurrency is not None and max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        self._max_concurrency = max_concurrency
         self.stats = CallStats()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(namelookup_conn_id={self.namelookup_conn_id!r})"
 
     @classmethod
-    def for_url(cls, base_url: str, token: str | None = None, *, max_concurrency: int = 4,
+    def for_url(cls, base_url: str, token: str | None = None, *, max_concurrency: int | None = None,
                 transport: Any = None, **settings: Any) -> Any:
         """A hook that reaches ``base_url`` directly, without an Airflow connection.
 
@@ -144,20 +203,28 @@ class _NameLookupBase(BaseHook):
         return self._settings
 
     @property
+    def max_concurrency(self) -> int:
+        """The most requests in flight: the argument, else the connection's extra, else 64."""
+        return self._ceiling(self.settings)
+
+    def _ceiling(self, settings: ClientSettings) -> int:
+        return self._max_concurrency if self._max_concurrency is not None else settings.max_concurrency
+
+    @property
     def policy(self) -> RetryPolicy:
         return self.settings.retry
 
     def _timeout(self, settings: ClientSettings) -> httpx.Timeout:
         return httpx.Timeout(settings.timeout, connect=settings.connect_timeout)
 
-    def _client_options(self, settings: ClientSettings) -> dict[str, Any]:
+    def _client_options(self, settings: ClientSettings, connections: int) -> dict[str, Any]:
         return {
             "transport": self._transport,
             "base_url": settings.base_url,
             "timeout": self._timeout(settings),
             "headers": {"Accept": "application/json", "User-Agent": _USER_AGENT},
-            "limits": httpx.Limits(max_connections=max(self.max_concurrency, 4),
-                                   max_keepalive_connections=max(self.max_concurrency, 4)),
+            "limits": httpx.Limits(max_connections=connections, max_keepalive_connections=connections,
+                                   keepalive_expiry=_KEEPALIVE_SECONDS),
             "follow_redirects": False,
         }
 
@@ -210,7 +277,7 @@ class NameLookupHook(_NameLookupBase):
     @cached_property
     def client(self) -> httpx.Client:
         """The pooled HTTP client (created on first use)."""
-        return httpx.Client(**self._client_options(self.settings))
+        return httpx.Client(**self._client_options(self.settings, connections=4))
 
     def get_conn(self) -> httpx.Client:
         """The pooled HTTP client (Airflow's hook convention); base URL and timeouts set,
@@ -330,18 +397,36 @@ class NameLookupHook(_NameLookupBase):
 class NameLookupAsyncHook(_NameLookupBase):
     """Asynchronous hook: the same calls as :class:`NameLookupHook`, awaited.
 
-    Batches run concurrently (``max_concurrency``) over one pooled ``httpx.AsyncClient``.
-    The connection is fetched without blocking the event loop.
+    Batches and country-of-origin lookups run concurrently over pooled
+    ``httpx.AsyncClient`` instances (:class:`_Lanes`); how many at once adapts to the
+    service (:attr:`concurrency`, between 1 and ``max_concurrency``). The connection is fetched without blocking the
+    event loop.
 
-    :param max_concurrency: requests in flight at once for the batch methods.
+    :param max_concurrency: the most requests in flight at once; default: the
+        connection's ``max_concurrency`` extra, else 64.
 
     Example::
 
-        async with NameLookupAsyncHook(max_concurrency=4) as hook:
+        async with NameLookupAsyncHook(max_concurrency=16) as hook:
             results = await hook.gender_batch(names)
+            hook.concurrency.current, hook.concurrency.latency   # e.g. (16, 0.104)
     """
 
-    _client: httpx.AsyncClient | None = None
+    _lanes: _Lanes | None = None
+    _gate: ConcurrencyGate | None = None
+
+    @property
+    def concurrency(self) -> ConcurrencyLimit:
+        """The controller of requests in flight, shared by every request of this hook."""
+        if self._gate is None:
+            self._gate = ConcurrencyGate(ConcurrencyLimit(self.max_concurrency))
+        return self._gate.limit
+
+    @property
+    def gate(self) -> ConcurrencyGate:
+        self.concurrency  # noqa: B018 (creates the gate)
+        assert self._gate is not None
+        return self._gate
 
     async def aget_settings(self) -> ClientSettings:
         if self._settings is None:
@@ -351,19 +436,25 @@ class NameLookupAsyncHook(_NameLookupBase):
             self._settings = ClientSettings.from_connection(conn)
         return self._settings
 
+    async def alanes(self) -> _Lanes:
+        if self._lanes is None:
+            settings = await self.aget_settings()
+            self._lanes = _Lanes(lambda size: httpx.AsyncClient(**self._client_options(settings, size)),
+                                 self._ceiling(settings))
+        return self._lanes
+
     async def aclient(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(**self._client_options(await self.aget_settings()))
-        return self._client
+        """An HTTP client of this hook (the first of its :class:`_Lanes`)."""
+        return (await self.alanes()).clients[0]
 
     async def get_async_conn(self) -> httpx.AsyncClient:
         """The pooled async HTTP client (the async counterpart of ``get_conn``)."""
         return await self.aclient()
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.aclose()
+        if self._lanes is not None:
+            lanes, self._lanes = self._lanes, None
+            await lanes.aclose()
 
     async def __aenter__(self) -> NameLookupAsyncHook:
         return self
@@ -372,12 +463,27 @@ class NameLookupAsyncHook(_NameLookupBase):
         await self.aclose()
 
     async def _send(self, request: ApiRequest) -> RawResponse | NameLookupConnectionError:
-        client = await self.aclient()
+        lanes = await self.alanes()
         headers = self._headers(request, await self.aget_settings())
+        gate = self.gate
+        ticket = await gate.acquire(request.path)
+        lane = lanes.least_busy()
+        lanes.busy[lane] += 1
         try:
-            response = await client.request(request.method, request.path, json=request.json, headers=headers)
+            response = await lanes.clients[lane].request(request.method, request.path, json=request.json,
+                                                         headers=headers)
         except httpx.HTTPError as exc:
+            gate.release(ticket, Outcome.CONGESTED)
             return _connection_error(exc, request)
+        except BaseException:
+            gate.cancel(ticket)
+            raise
+        finally:
+            lanes.busy[lane] -= 1
+        outcome, retry_after = _outcome(response)
+        gate.release(ticket, outcome, retry_after=retry_after)
+        self.stats.concurrency = self.concurrency.current
+        self.stats.latency_ms = round((self.concurrency.latency or 0.0) * 1000, 1)
         return _raw(response)
 
     async def run(self, steps: Steps) -> Any:
@@ -396,7 +502,8 @@ class NameLookupAsyncHook(_NameLookupBase):
             return done.value
 
     async def _concurrently(self, calls: Sequence[Callable[[], Steps]]) -> AsyncIterator[tuple[int, Any]]:
-        """Run calls at most ``max_concurrency`` at a time; yield ``(index, result)`` as they end.
+        """Run calls as many at a time as the controller allows; yield ``(index, result)``
+        as they end.
 
         On the first failure no new call starts, the calls in flight are awaited and their
         results yielded (their credits are spent: their answers must not be lost), then the
@@ -405,14 +512,17 @@ class NameLookupAsyncHook(_NameLookupBase):
         pending = iter(range(len(calls)))
         running: dict[asyncio.Task[Any], int] = {}
         first_error: BaseException | None = None
+        await self.aget_settings()
+        limit = self.concurrency
 
-        def start_next() -> None:
-            index = next(pending, None)
-            if index is not None:
+        def start_more() -> None:
+            while len(running) < limit.current:
+                index = next(pending, None)
+                if index is None:
+                    return
                 running[asyncio.ensure_future(self.run(calls[index]()))] = index
 
-        for _ in range(self.max_concurrency):
-            start_next()
+        start_more()
         try:
             while running:
                 done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
@@ -426,7 +536,7 @@ class NameLookupAsyncHook(_NameLookupBase):
                         continue
                     yield index, task.result()
                     if first_error is None:
-                        start_next()
+                        start_more()
         finally:
             for task in running:
                 task.cancel()
@@ -445,7 +555,7 @@ class NameLookupAsyncHook(_NameLookupBase):
                                   ) -> AsyncIterator[tuple[Sequence[Query], list[dict[str, Any]]]]:
         """Yield ``(queries, results)`` per array request as each is answered (any order).
 
-        Up to ``max_concurrency`` requests are in flight. On a failure the requests in
+        Up to :attr:`concurrency` requests are in flight. On a failure the requests in
         flight are still collected and yielded before the error is raised.
         """
         await self.aget_settings()

@@ -3,16 +3,16 @@
 The connection holds the bearer token in ``password`` and the base URL in ``host``
 (with or without scheme; ``https`` is assumed, or the ``scheme`` extra). Extras tune
 the client: ``timeout``, ``connect_timeout``, ``batch_size``, ``max_retries``,
-``backoff_base``.
+``backoff_base``, ``max_concurrency``.
 
 Example::
 
     >>> from airflow.sdk import Connection
     >>> conn = Connection(conn_id="nl", conn_type="namelookup", host="http://127.0.0.1:8765",
-    ...                   password="secret-token", extra='{"batch_size": 50}')
+    ...                   password="secret-token", extra='{"batch_size": 50, "max_concurrency": 16}')
     >>> settings = ClientSettings.from_connection(conn)
-    >>> settings.base_url, settings.batch_size
-    ('http://127.0.0.1:8765', 50)
+    >>> settings.base_url, settings.batch_size, settings.max_concurrency
+    ('http://127.0.0.1:8765', 50, 16)
     >>> "secret-token" in repr(settings)
     False
 """
@@ -25,6 +25,7 @@ from typing import Any
 
 from airflow_provider_namelookup import DEFAULT_BASE_URL
 from airflow_provider_namelookup.api import DEFAULT_BATCH_SIZE, RetryPolicy
+from airflow_provider_namelookup.hooks.concurrency import DEFAULT_MAX_CONCURRENCY
 
 
 def _number(extra: Mapping[str, Any], key: str, default: float, *, integer: bool = False,
@@ -63,6 +64,8 @@ class ClientSettings:
     :param connect_timeout: connect timeout in seconds.
     :param batch_size: most queries sent in one array request.
     :param retry: the retry policy.
+    :param max_concurrency: the most requests in flight at once (async hook); the
+        number actually in flight adapts below it.
     """
 
     base_url: str = DEFAULT_BASE_URL
@@ -71,6 +74,7 @@ class ClientSettings:
     connect_timeout: float = 5.0
     batch_size: int = DEFAULT_BATCH_SIZE
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
 
     @classmethod
     def from_connection(cls, conn: Any) -> ClientSettings:
@@ -92,4 +96,5 @@ class ClientSettings:
                 max_retries=_number(extra, "max_retries", defaults.max_retries, integer=True),
                 backoff_base=_number(extra, "backoff_base", defaults.backoff_base),
             ),
+            max_concurrency=_number(extra, "max_concurrency", DEFAULT_MAX_CONCURRENCY, integer=True, minimum=1),
         )

@@ -76,7 +76,8 @@ class NameLookupOperatorBase(BaseOperator):
         ``partial`` spends what it may and leaves the rest for the next run.
     :param check_remaining_credits: ask the account's remaining credits (a free call)
         before spending.
-    :param max_concurrency: lookup requests in flight at once.
+    :param max_concurrency: the most lookup requests in flight at once (the number in
+        flight adapts below it); default: the connection's ``max_concurrency`` extra, else 64.
     :param name_kind: ``first_name`` (default), ``full_name`` or ``email``: what a bare name is.
     """
 
@@ -87,15 +88,16 @@ class NameLookupOperatorBase(BaseOperator):
                  namelookup_conn_id: str = NameLookupAsyncHook.default_conn_name,
                  max_credits: int | str | None = None,
                  on_insufficient_credits: InsufficientCreditsMode = "fail",
-                 check_remaining_credits: bool = True, max_concurrency: int = 4, **kwargs: Any) -> None:
+                 check_remaining_credits: bool = True, max_concurrency: int | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         RowSpec(self.lookup, name_kind)  # a bad name_kind fails when the DAG is parsed
         self.name_kind = name_kind
         if on_insufficient_credits not in MODES:
             raise ValueError(f"on_insufficient_credits must be one of {', '.join(MODES)}, "
                              f"got {on_insufficient_credits!r}")
-        if max_concurrency < 1:
-            raise ValueError("max_concurrency must be at least 1")
+        if max_concurrency is not None and max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
         self.namelookup_conn_id = namelookup_conn_id
         self.max_credits = max_credits
         self.on_insufficient_credits = on_insufficient_credits

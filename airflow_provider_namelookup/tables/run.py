@@ -55,6 +55,9 @@ from airflow_provider_namelookup.tables.valuemap import MapEntry, ValueMap
 
 _INVALID_VALUES_LOGGED = 20
 _PLAN_MEMO_SIZE = 65_536
+_CHUNK_REQUESTS_CAP = 16
+"""Requests' worth of queries a run claims at a time is 4x this at most (whatever
+``max_concurrency``), so parallel runs keep dividing the work between them."""
 
 
 @dataclass
@@ -186,7 +189,7 @@ class TableRun:
     @property
     def chunk_size(self) -> int:
         per_request = self.hook.sizer.limit if self.lookup.takes_hints else 25
-        return per_request * self.hook.max_concurrency * 4
+        return per_request * min(self.hook.max_concurrency, _CHUNK_REQUESTS_CAP) * 4
 
     def _my_order(self, hashes: list[str]) -> list[str]:
         """The hashes in hash order, starting at this run's own point (parallel runs spread out)."""
@@ -256,7 +259,7 @@ class TableRun:
                 values = {h: result_values(self.lookup, result) for h, result in chunk.items()}
                 stores.append(asyncio.ensure_future(self._store(values)))
                 unstored = [store for store in stores if not store.done()]
-                if len(unstored) >= self.hook.max_concurrency:  # answers paid for but not yet kept stay few
+                if len(unstored) >= min(self.hook.max_concurrency, _CHUNK_REQUESTS_CAP):  # paid, not yet kept: few
                     await asyncio.wait(unstored, return_when=asyncio.FIRST_COMPLETED)
         finally:
             outcomes = await asyncio.gather(*stores, return_exceptions=True)

@@ -30,7 +30,7 @@ def test_faults_are_off_by_default_and_configurable_over_http(admin: httpx.Clien
     assert admin.get("/emulator/faults").json() == FaultConfig().to_json()
     settings = {"error_500": 0.1, "error_503": 0.2, "rate_limit_429": 0.3, "retry_after": 0.05,
                 "latency_ms": [1, 3], "drop_before": 0.1, "drop_after": 0.5, "seed": 7}
-    assert admin.put("/emulator/faults", json=settings).json() == settings
+    assert admin.put("/emulator/faults", json=settings).json() == {**FaultConfig().to_json(), **settings}
     assert admin.put("/emulator/faults", json={"error_503": 1}).json() == {**FaultConfig().to_json(), "error_503": 1}
     assert admin.delete("/emulator/faults").json() == FaultConfig().to_json()
 
