@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -170,7 +171,7 @@ def _table_run(spec: RowSpec) -> Any:
     target = SimpleNamespace(name="customers_gender", dialect="sqlite")
     job = TableJob(session=None, source=SimpleNamespace(label="customers"), target=target,  # type: ignore[arg-type]
                    answers=None, spec=spec)  # type: ignore[arg-type]
-    return TableRun(job, hook=None, log=None)  # type: ignore[arg-type]
+    return TableRun(job, hook=None, log=logging.getLogger("test"))  # type: ignore[arg-type]
 
 
 def test_table_run_plans_each_distinct_value_once_and_counts_its_rows() -> None:
