@@ -23,7 +23,8 @@ def test_dagbag_imports_every_example_without_errors_or_warnings() -> None:
         warnings.simplefilter("always")
         bag = DagBag(dag_folder=str(EXAMPLES))
     assert bag.import_errors == {}
-    assert sorted(bag.dags) == ["namelookup_credit_gate", "namelookup_warehouse_enrichment", "namelookup_xcom_flow"]
+    assert sorted(bag.dags) == ["namelookup_credit_gate", "namelookup_scale_out", "namelookup_warehouse_enrichment",
+                                "namelookup_xcom_flow"]
     assert [str(w.message) for w in caught if "airflow_provider_namelookup" in str(w.filename)
             or "example_dags" in str(w.filename)] == []
     for dag in bag.dags.values():
@@ -83,3 +84,31 @@ def test_credit_gate(namelookup: Any, airflow_db: Path, min_credits: int, ran: s
     handle.run(run_conf={"min_credits": min_credits})
     assert {t for t in ran | skipped if handle.state(t) == "success"} == ran
     assert {t for t in ran | skipped if handle.state(t) == "skipped"} == skipped
+
+
+@pytest.mark.database
+def test_scale_out(warehouse: Any, namelookup: Any, airflow_db: Path) -> None:
+    """The mapped shards of the scale-out example cover every row once and pay each distinct query once
+    (here run one after another by ``dag.test()``; ``make scale-test`` runs them on two Celery workers)."""
+    from airflow_provider_namelookup.emulator.sample import customer_rows
+    from scale_test.facts import count_queries
+
+    rows = list(customer_rows(300, seed=10))
+    table = warehouse.table_name()
+    text = "TEXT" if warehouse.kind == "sqlite" else "VARCHAR(200)"
+    warehouse.hook.run(f"CREATE TABLE {table} (customer_id INTEGER PRIMARY KEY, first_name {text}, country {text})")
+    warehouse.insert(table, rows)
+    namelookup.set_credits(1000)
+    os.environ["NAMELOOKUP_WAREHOUSE_CONN_ID"] = warehouse.conn_id
+    try:
+        handle = load_dag(airflow_db / "namelookup_scale_out.py", "namelookup_scale_out")
+        assert str(handle.run(run_conf={"table": table, "shards": 8}).state) == "success"
+    finally:
+        os.environ.pop("NAMELOOKUP_WAREHOUSE_CONN_ID", None)
+    facts = count_queries((name, country) for _, name, country in rows)
+    assert len(handle.xcom("key_ranges")) == 8
+    assert handle.xcom("report") == {**handle.xcom("report"), "shards": 8, "rows_read": 300,
+                                     "credits_used": facts.distinct_queries}
+    assert 1000 - namelookup.remaining() == facts.distinct_queries
+    keys = [key for (key,) in warehouse.rows(f"SELECT customer_id FROM {table}_gender")]
+    assert sorted(keys) == [key for key, _, _ in rows]

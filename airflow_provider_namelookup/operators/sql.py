@@ -91,7 +91,7 @@ class _SqlLookupOperator(NameLookupOperatorBase):
     def __init__(self, *, sql_conn_id: str, key_column: str, name_column: str, source_table: str | None = None,
                  sql: str | None = None, country_column: str | None = None,
                  where: str | None = None, target_table: str | None = None, answers_table: str | None = None,
-                 max_age: timedelta | float | None = None, lease_seconds: float = 300.0,
+                 max_age: timedelta | float | None = None, lease_seconds: float = 60.0,
                  page_size: int = 10_000, progress_interval: float = 15.0, plan_only: bool = False,
                  hook_params: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -84,7 +84,7 @@ class TableJob:
     progress_interval: float = 15.0
     plan_only: bool = False
     max_age: timedelta | None = None
-    lease_seconds: float = 300.0
+    lease_seconds: float = 60.0
     poll_seconds: float = 1.0
 
 

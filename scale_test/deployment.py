@@ -1,0 +1,373 @@
+"""A real Airflow deployment on this machine: CeleryExecutor, two workers, PostgreSQL, Redis.
+
+What :meth:`Deployment.start` brings up, in this order (each process in its own session,
+its log in ``<run_dir>/logs``):
+
+1. two PostgreSQL databases with unique names: the **metadata database** (also the
+   Celery result backend) and the **warehouse**; ``airflow db migrate``;
+2. the **emulator** of the Name Lookup service, one account with plenty of credits;
+3. the **api-server** (REST API, UI and the execution API the tasks talk to);
+4. the **scheduler** (with the CeleryExecutor) and the **dag-processor**, which parses
+   a DAGs folder holding only ``example_dags/namelookup_scale_out.py``;
+5. **two Celery workers** (``airflow celery worker``), separate processes with their own
+   Celery node names, log-server ports and host names, consuming a queue of their own
+   on Redis (a database number of its own, 13 by default);
+6. the ``namelookup`` pool, and the DAG unpaused.
+
+:meth:`Deployment.stop` stops every process group, checks with ``pgrep`` that nothing
+is left, drops both databases and deletes the run's Redis keys.
+
+Example::
+
+    with Deployment(Path("/tmp/run"), DeploymentOptions()) as deployment:
+        run_id = deployment.trigger({"table": "customers", "shards": 8})
+        deployment.wait_for_run(run_id, timeout=300)
+        deployment.task_tries(run_id)        # every try, with the host it ran on
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Self
+
+import httpx
+
+from scale_test.hostname import HOSTNAME_ENV
+from scale_test.processes import Processes
+from scale_test.warehouse import PostgresServer, Warehouse
+
+ROOT = Path(__file__).resolve().parent.parent
+DAG_FILE = ROOT / "example_dags" / "namelookup_scale_out.py"
+DAG_ID = "namelookup_scale_out"
+POOL = "namelookup"
+WAREHOUSE_CONN_ID = "namelookup_warehouse"
+TERMINAL_RUN_STATES = {"success", "failed"}
+
+
+@dataclass(frozen=True)
+class DeploymentOptions:
+    """How big the deployment is and how fast it notices a lost worker.
+
+    :param workers: Celery workers (separate processes).
+    :param concurrency: task slots per worker.
+    :param pool_slots: slots of the ``namelookup`` pool.
+    :param redis_db: the Redis database number of the broker.
+    :param heartbeat_timeout: seconds without a heartbeat before the scheduler fails a task try
+        (``[scheduler] task_instance_heartbeat_timeout``; Airflow's default is 300).
+    :param retry_delay: seconds before a failed try is retried (``[core] default_task_retry_delay``).
+    :param credits: credits of the emulator account.
+    """
+
+    workers: int = 2
+    concurrency: int = 2
+    pool_slots: int = 4
+    redis_db: int = 13
+    heartbeat_timeout: int = 30
+    retry_delay: int = 5
+    credits: int = 10_000_000
+
+
+@dataclass(frozen=True)
+class TaskTry:
+    """One try of one task instance, from the metadata database."""
+
+    task_id: str
+    map_index: int
+    try_number: int
+    state: str | None
+    hostname: str | None
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now (the kernel's choice)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(condition: Callable[[], Any], *, timeout: float, what: str, interval: float = 0.5,
+             check: Callable[[], None] | None = None) -> Any:
+    """Poll ``condition`` until it returns something truthy; raise ``TimeoutError`` naming ``what``.
+
+    :param check: called on every round, e.g. to fail at once when a process died.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        if check is not None:
+            check()
+        with contextlib.suppress(httpx.TransportError):
+            value = condition()
+            if value:
+                return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(interval)
+
+
+class Deployment:
+    """Airflow with the CeleryExecutor and two workers, the emulator and a PostgreSQL warehouse.
+
+    :param run_dir: where ``AIRFLOW_HOME``, the DAGs folder and ``logs/`` go (kept afterwards).
+    :param options: sizes and timeouts.
+    """
+
+    def __init__(self, run_dir: Path, options: DeploymentOptions, *, server: PostgresServer | None = None) -> None:
+        self.options = options
+        self.server = server or PostgresServer()
+        run = uuid.uuid4().hex[:8]
+        self.meta_db = f"nl_scale_meta_{run}"
+        self.warehouse_db = f"nl_scale_wh_{run}"
+        self.queue = f"nl_scale_{run}"
+        self.run_dir = run_dir
+        self.home = run_dir / "airflow"
+        self.dags = run_dir / "dags"
+        self.log_dir = run_dir / "logs"
+        self.api_port, self.emulator_port = free_port(), free_port()
+        self.workers = [f"worker-{i + 1}" for i in range(options.workers)]
+        self.token = secrets.token_urlsafe(24)
+        self._jwt_secret, self._api_secret = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        self.processes = Processes(self.log_dir, self.env())
+        self.warehouse = Warehouse(self.server, self.warehouse_db)
+        self._created: list[str] = []
+        self._api_token: str | None = None
+
+    # configuration ---------------------------------------------------------------------------
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.api_port}"
+
+    @property
+    def emulator_url(self) -> str:
+        return f"http://127.0.0.1:{self.emulator_port}"
+
+    @property
+    def broker_url(self) -> str:
+        return f"redis://127.0.0.1:6379/{self.options.redis_db}"
+
+    def env(self) -> dict[str, str]:
+        """The environment every process of the deployment shares."""
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "NAMELOOKUP_"))}
+        return {
+            **inherited,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+            "AIRFLOW_HOME": str(self.home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": self.server.sqlalchemy_url(self.meta_db),
+            # Tasks reach the execution API here; a wrong port fails every task with "connection refused".
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.api_url}/execution/",
+            # Every component signs or checks the tasks' tokens with this secret: it must be shared.
+            "AIRFLOW__API_AUTH__JWT_SECRET": self._jwt_secret,
+            "AIRFLOW__API__SECRET_KEY": self._api_secret,
+            "AIRFLOW__API__WORKERS": "1",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+            "AIRFLOW__CORE__HOSTNAME_CALLABLE": "scale_test.hostname.worker_hostname",
+            "AIRFLOW__CORE__DEFAULT_TASK_RETRY_DELAY": str(self.options.retry_delay),
+            "AIRFLOW__CELERY__BROKER_URL": self.broker_url,
+            "AIRFLOW__CELERY__RESULT_BACKEND": "db+" + self.server.sqlalchemy_url(self.meta_db, "postgresql"),
+            "AIRFLOW__CELERY__WORKER_PREFETCH_MULTIPLIER": "1",
+            "AIRFLOW__OPERATORS__DEFAULT_QUEUE": self.queue,
+            "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": str(self.options.heartbeat_timeout),
+            "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "5",
+            "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "120",
+            "AIRFLOW__DAG_PROCESSOR__PARSING_PROCESSES": "1",
+            "AIRFLOW_CONN_NAMELOOKUP_DEFAULT": (
+                f'{{"conn_type": "namelookup", "host": "{self.emulator_url}", "password": "{self.token}"}}'),
+            f"AIRFLOW_CONN_{WAREHOUSE_CONN_ID.upper()}": self.server.airflow_connection(self.warehouse_db),
+        }
+
+    # start and stop --------------------------------------------------------------------------
+
+    def start(self, log: Callable[[str], None] = print) -> Self:
+        """Bring everything up; on any failure, stop what was started and re-raise."""
+        try:
+            self._start(log)
+        except BaseException:
+            self.stop(log)
+            raise
+        return self
+
+    def _start(self, log: Callable[[str], None]) -> None:
+        for folder in (self.home, self.dags, self.log_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(DAG_FILE, self.dags / DAG_FILE.name)
+        for database in (self.meta_db, self.warehouse_db):
+            self.server.create(database)
+            self._created.append(database)
+        log(f"databases {self.meta_db} (metadata, Celery results) and {self.warehouse_db} (warehouse) created")
+        started = time.monotonic()
+        with (self.log_dir / "db-migrate.log").open("wb") as out:
+            subprocess.run([_airflow(), "db", "migrate"], env=self.processes.env, stdout=out,
+                           stderr=subprocess.STDOUT, check=True, timeout=300)
+        log(f"metadata database migrated in {time.monotonic() - started:.0f} s")
+
+        python = sys.executable
+        self.processes.start("emulator", [python, "-m", "airflow_provider_namelookup.emulator", "--port",
+                                          str(self.emulator_port), "--seed-credits", str(self.options.credits),
+                                          "--log-level", "warning"],
+                             env={"NAMELOOKUP_EMULATOR_SEED_TOKEN": self.token})
+        self.processes.start("api-server", [_airflow(), "api-server", "--host", "127.0.0.1",
+                                            "--port", str(self.api_port)])
+        self.processes.start("scheduler", [_airflow(), "scheduler"])
+        self.processes.start("dag-processor", [_airflow(), "dag-processor"])
+        for name in self.workers:
+            self.processes.start(name, [_airflow(), "celery", "worker", "--celery-hostname", f"{name}@%h",
+                                        "--concurrency", str(self.options.concurrency), "--queues", self.queue,
+                                        "--without-gossip", "--without-mingle"],
+                                 env={HOSTNAME_ENV: name, "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port())})
+        log(f"started emulator, api-server (port {self.api_port}), scheduler, dag-processor and "
+            f"{len(self.workers)} Celery workers on queue {self.queue} ({self.broker_url})")
+
+        check = self.processes.check_alive
+        wait_for(lambda: httpx.get(f"{self.emulator_url}/emulator/health", timeout=5).is_success,
+                 timeout=60, what="the emulator", check=check)
+        wait_for(self._components_healthy, timeout=180, what="api-server, scheduler and dag-processor",
+                 check=check, interval=1)
+        for name in self.workers:
+            wait_for(functools.partial(self._worker_ready, name), timeout=120, what=f"Celery {name}", check=check,
+                     interval=1)
+        wait_for(lambda: self.api("GET", f"/api/v2/dags/{DAG_ID}", allow=(404,)) is not None, timeout=120,
+                 what=f"the dag-processor to parse {DAG_ID}", check=check, interval=1)
+        self.api("POST", "/api/v2/pools", json={"name": POOL, "slots": self.options.pool_slots,
+                                               "description": "Name Lookup API calls"})
+        self.api("PATCH", f"/api/v2/dags/{DAG_ID}", json={"is_paused": False})
+        log(f"all up in {time.monotonic() - started:.0f} s after the migration began; pool {POOL!r} has "
+            f"{self.options.pool_slots} slots")
+
+    def stop(self, log: Callable[[str], None] = print) -> list[str]:
+        """Stop every process, drop the databases, delete the Redis keys; return what survived (should be [])."""
+        self.processes.stop_all()
+        left = self.processes.leftovers()
+        if left:
+            log("processes left after stopping (killing them): " + "; ".join(left))
+            for line in left:
+                with contextlib.suppress(ProcessLookupError, ValueError):
+                    os.kill(int(line.split()[0]), 9)
+        for database in reversed(self._created):
+            try:
+                self.server.drop(database)
+            except Exception as err:
+                log(f"could not drop database {database}: {err}")
+        self._created.clear()
+        self._clean_redis(log)
+        return left
+
+    def _clean_redis(self, log: Callable[[str], None]) -> None:
+        """Delete this run's queue and the unacknowledged messages of tasks killed with their worker."""
+        try:
+            import redis
+
+            client = redis.Redis.from_url(self.broker_url, socket_timeout=5)
+            for key in client.scan_iter(match=f"*{self.queue}*"):
+                client.delete(key)
+            for tag, message in client.hgetall("unacked").items():
+                if self.queue.encode() in message:
+                    client.hdel("unacked", tag)
+                    client.zrem("unacked_index", tag)
+        except Exception as err:
+            log(f"could not clean Redis db {self.options.redis_db}: {err}")
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # the REST API ----------------------------------------------------------------------------
+
+    def api(self, method: str, path: str, *, json: Any = None, allow: tuple[int, ...] = ()) -> Any:
+        """Call the REST API as an admin; None for an allowed error status."""
+        if self._api_token is None:
+            answer = httpx.get(f"{self.api_url}/auth/token", timeout=30)
+            answer.raise_for_status()
+            self._api_token = answer.json()["access_token"]
+        response = httpx.request(method, f"{self.api_url}{path}", json=json, timeout=30,
+                                 headers={"Authorization": f"Bearer {self._api_token}"})
+        if response.status_code in allow:
+            return None
+        if response.is_error:
+            raise RuntimeError(f"{method} {path}: HTTP {response.status_code}: {response.text[:500]}")
+        return response.json() if response.content else {}
+
+    def _worker_ready(self, name: str) -> bool:
+        return " ready." in self.processes.tail(name, 400)  # Celery logs "celery@<node> ready."
+
+    def _components_healthy(self) -> bool:
+        health = httpx.get(f"{self.api_url}/api/v2/monitor/health", timeout=10).json()
+        return all((health.get(part) or {}).get("status") == "healthy"
+                   for part in ("metadatabase", "scheduler", "dag_processor"))
+
+    def trigger(self, conf: dict[str, Any]) -> str:
+        """Start a run of the scale-out DAG; its run id."""
+        run = self.api("POST", f"/api/v2/dags/{DAG_ID}/dagRuns", json={"logical_date": None, "conf": conf})
+        return str(run["dag_run_id"])
+
+    def run_state(self, run_id: str) -> str:
+        return str(self.api("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}")["state"])
+
+    def wait_for_run(self, run_id: str, timeout: float) -> str:
+        """Wait until the run succeeds or fails; its final state."""
+        return str(wait_for(lambda: (state := self.run_state(run_id)) in TERMINAL_RUN_STATES and state,
+                            timeout=timeout, what=f"DAG run {run_id}", interval=2))
+
+    # the metadata database and the emulator -----------------------------------------------------
+
+    def task_tries(self, run_id: str) -> list[TaskTry]:
+        """Every try of every task instance of the run (earlier tries from ``task_instance_history``)."""
+        conn = self.server.connect(self.meta_db)
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT task_id, map_index, try_number, state, hostname FROM task_instance "
+                            "WHERE dag_id = %(dag)s AND run_id = %(run)s UNION ALL "
+                            "SELECT task_id, map_index, try_number, state, hostname FROM task_instance_history "
+                            "WHERE dag_id = %(dag)s AND run_id = %(run)s ORDER BY 1, 2, 3",
+                            {"dag": DAG_ID, "run": run_id})
+                return [TaskTry(*row) for row in cur.fetchall()]
+        finally:
+            conn.close()
+
+    def xcom(self, run_id: str, task_id: str, map_index: int = -1) -> Any:
+        """The ``return_value`` XCom of a task instance (its last try), or None."""
+        entry = self.api("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances/{task_id}/xcomEntries/"
+                         f"return_value?map_index={map_index}", allow=(404,))
+        value = None if entry is None else entry.get("value")
+        return json.loads(value) if isinstance(value, str) else value  # stored as JSON; a string holds JSON text
+
+    def task_log(self, run_id: str, attempt: TaskTry) -> Path:
+        """Where the log of one try is written (``[logging] base_log_folder``'s default layout)."""
+        index = f"map_index={attempt.map_index}" if attempt.map_index >= 0 else ""
+        return (self.home / "logs" / f"dag_id={DAG_ID}" / f"run_id={run_id}" / f"task_id={attempt.task_id}" / index
+                / f"attempt={attempt.try_number}.log")
+
+    def emulator_stats(self) -> dict[str, Any]:
+        """The emulator's counters (``/emulator/stats``): requests, queries and credits charged."""
+        answer = httpx.get(f"{self.emulator_url}/emulator/stats", timeout=10)
+        answer.raise_for_status()
+        return dict(answer.json())
+
+    def reset_emulator_stats(self) -> None:
+        httpx.delete(f"{self.emulator_url}/emulator/stats", timeout=10).raise_for_status()
+
+    def set_emulator_faults(self, faults: dict[str, Any]) -> None:
+        """Replace the emulator's fault injection (``{}``: none), e.g. ``{"latency_ms": [100, 300]}``."""
+        httpx.put(f"{self.emulator_url}/emulator/faults", json=faults, timeout=10).raise_for_status()
+
+
+def _airflow() -> str:
+    """The ``airflow`` command of this interpreter's environment."""
+    return str(Path(sys.executable).with_name("airflow"))
