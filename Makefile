@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SCALE_STAMP := $(VENV)/.installed-scale
 
-.PHONY: install test lint unit demo bench emulator scale-test clean wheel-smoke
+.PHONY: install test test-compat lint unit demo bench emulator scale-test clean wheel-smoke
 SMOKE_VENV ?= .smoke-venv
 
 install: $(STAMP)
@@ -27,10 +27,16 @@ $(SCALE_STAMP): $(STAMP) pyproject.toml Makefile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy airflow_provider_namelookup benchmarks scale_test
+	$(BIN)/mypy airflow_provider_namelookup benchmarks scale_test compat
 
 test: lint
 	$(BIN)/python -m pytest
+
+# The version matrix (README "Supported versions"): the smoke subset (pytest -m compat) on Airflow 3.1
+# and 3.2 with Python 3.11 and on Airflow 3.3 with Python 3.12 and 3.13, in venvs built from compat/*.txt
+# and cached in ~/.cache/airflow-provider-namelookup/compat (the provider is installed from this tree).
+test-compat:
+	$(PYTHON) compat/matrix.py run
 
 demo: $(STAMP)
 	$(BIN)/python -m demo

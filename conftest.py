@@ -44,6 +44,16 @@ def airflow_db() -> Iterator[Path]:
     yield DAGS_FOLDER
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``@pytest.mark.compat(warehouse="sqlite")`` puts only the variants with those parameters
+    in the smoke subset (``pytest -m compat``)."""
+    for item in items:
+        wanted = {k: v for m in item.iter_markers("compat") for k, v in m.kwargs.items()}
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if wanted and any(params.get(name) != value for name, value in wanted.items()):
+            item.own_markers = [m for m in item.own_markers if m.name != "compat"]
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(_HOME, ignore_errors=True)
 

@@ -20,59 +20,49 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0"
 
+MIN_AIRFLOW_RELEASE = "3.1"
+"""The oldest Airflow minor release supported (pyproject.toml's floor and the README say the same)."""
+
 DEFAULT_BASE_URL = "https://gender-api.com"
 """The public service; a connection's host overrides it (the emulator, a proxy)."""
 
 
 def get_provider_info() -> dict[str, Any]:
-    """The provider's registration for Airflow's ProvidersManager (entry point target)."""
+    """The provider's registration for Airflow's ProvidersManager (entry point target).
+
+    The connection form is declared here for Airflow 3.2 and later; Airflow 3.1 asks the
+    hook for the same form (see :mod:`airflow_provider_namelookup.connection_form`).
+    """
+    from airflow_provider_namelookup.connection_form import CONN_TYPE, conn_fields, ui_field_behaviour
+
+    integration = "Name Lookup"
     return {
         "package-name": "airflow-provider-namelookup",
         "name": "Name Lookup",
-        "description": "Gender, country of origin and ethnicity of names with the Name Lookup Service API v2.",
+        "description": "Gender, country of origin and ethnicity of names with the Name Lookup Service API v2. "
+                       f"Requires Apache Airflow {MIN_AIRFLOW_RELEASE} or later.",
         "versions": [__version__],
         "connection-types": [
             {
-                "connection-type": "namelookup",
+                "connection-type": CONN_TYPE,
                 "hook-class-name": "airflow_provider_namelookup.hooks.namelookup.NameLookupHook",
                 "hook-name": "Name Lookup",
-                "ui-field-behaviour": {
-                    "hidden-fields": ["schema", "port", "login", "extra"],
-                    "relabeling": {"host": "Base URL", "password": "API Token"},
-                    "placeholders": {
-                        "host": DEFAULT_BASE_URL,
-                        "password": "Bearer token from sign-up or the account dashboard",
-                    },
-                },
-                "conn-fields": {
-                    "timeout": {
-                        "label": "Read timeout (seconds)",
-                        "schema": {"type": ["number", "null"], "minimum": 0.1, "default": 30},
-                    },
-                    "connect_timeout": {
-                        "label": "Connect timeout (seconds)",
-                        "schema": {"type": ["number", "null"], "minimum": 0.1, "default": 5},
-                    },
-                    "batch_size": {
-                        "label": "Queries per request",
-                        "schema": {"type": ["integer", "null"], "minimum": 1, "maximum": 1000, "default": 100},
-                    },
-                    "max_retries": {
-                        "label": "Retries on network errors, 5xx and 429",
-                        "schema": {"type": ["integer", "null"], "minimum": 0, "maximum": 20, "default": 5},
-                    },
-                },
+                "ui-field-behaviour": ui_field_behaviour(),
+                "conn-fields": conn_fields(),
             }
         ],
-        "hooks": [
-            {
-                "integration-name": "Name Lookup",
-                "python-modules": ["airflow_provider_namelookup.hooks.namelookup"],
-            }
-        ],
+        "hooks": [{"integration-name": integration,
+                   "python-modules": ["airflow_provider_namelookup.hooks.namelookup"]}],
+        "operators": [{"integration-name": integration,
+                       "python-modules": ["airflow_provider_namelookup.operators.xcom",
+                                          "airflow_provider_namelookup.operators.sql"]}],
+        "sensors": [{"integration-name": integration,
+                     "python-modules": ["airflow_provider_namelookup.sensors.credits"]}],
+        "triggers": [{"integration-name": integration,
+                      "python-modules": ["airflow_provider_namelookup.triggers.credits"]}],
         "integrations": [
             {
-                "integration-name": "Name Lookup",
+                "integration-name": integration,
                 "external-doc-url": "https://gender-api.com/en/api-docs/v2",
                 "tags": ["service"],
             }

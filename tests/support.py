@@ -53,11 +53,20 @@ class DagHandle:
             return None if row is None else XComModel.deserialize_value(row)
 
 
+def dag_bag(dag_folder: Path | str) -> Any:
+    """Parse the DAG files under ``dag_folder`` (``DagBag`` moved in Airflow 3.2)."""
+    from airflow_provider_namelookup.version_compat import AIRFLOW_V_3_2_PLUS
+
+    if AIRFLOW_V_3_2_PLUS:
+        from airflow.dag_processing.dagbag import DagBag
+    else:
+        from airflow.models.dagbag import DagBag
+    return DagBag(dag_folder=str(dag_folder))
+
+
 def load_dag(path: Path, dag_id: str) -> DagHandle:
     """Parse a DAG file (which must sit in the DAGs folder for ``dag.test()``)."""
-    from airflow.dag_processing.dagbag import DagBag
-
-    bag = DagBag(dag_folder=str(path))
+    bag = dag_bag(path)
     assert not bag.import_errors, bag.import_errors
     return DagHandle(dag_id, path, bag.dags[dag_id])
 

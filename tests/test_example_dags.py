@@ -10,18 +10,17 @@ from typing import Any
 
 import pytest
 
-from tests.support import load_dag
+from tests.support import dag_bag, load_dag
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "example_dags"
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
 
+@pytest.mark.compat
 def test_dagbag_imports_every_example_without_errors_or_warnings() -> None:
-    from airflow.dag_processing.dagbag import DagBag
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        bag = DagBag(dag_folder=str(EXAMPLES))
+        bag = dag_bag(EXAMPLES)
     assert bag.import_errors == {}
     assert sorted(bag.dags) == ["namelookup_credit_gate", "namelookup_scale_out", "namelookup_warehouse_enrichment",
                                 "namelookup_xcom_flow"]
@@ -46,6 +45,7 @@ def customers(warehouse: Any, airflow_db: Path) -> Iterator[tuple[Any, str]]:
         os.environ.pop(name, None)
 
 
+@pytest.mark.compat(warehouse="sqlite")
 @pytest.mark.database
 def test_warehouse_enrichment(customers: tuple[Any, str], namelookup: Any, airflow_db: Path) -> None:
     warehouse, table = customers
@@ -64,6 +64,7 @@ def test_warehouse_enrichment(customers: tuple[Any, str], namelookup: Any, airfl
     assert handle.xcom("plan_gender")["credits_needed"] == 0 and 100 - namelookup.remaining() == 13
 
 
+@pytest.mark.compat
 def test_xcom_flow(namelookup: Any, airflow_db: Path) -> None:
     handle = load_dag(airflow_db / "namelookup_xcom_flow.py", "namelookup_xcom_flow")
     assert str(handle.run().state) == "success"
@@ -77,6 +78,7 @@ def test_xcom_flow(namelookup: Any, airflow_db: Path) -> None:
     (50, {"enough_credits", "lookup_names"}, {"report_shortfall"}),
     (5000, {"report_shortfall"}, {"enough_credits", "lookup_names"}),
 ])
+@pytest.mark.compat(min_credits=5000)  # the gate's wait, its soft fail and the shortfall branch
 def test_credit_gate(namelookup: Any, airflow_db: Path, min_credits: int, ran: set[str], skipped: set[str]) -> None:
     handle = load_dag(airflow_db / "namelookup_credit_gate.py", "namelookup_credit_gate")
     handle.dag.get_task("enough_credits").timeout = 1  # the example waits ten minutes

@@ -23,6 +23,8 @@ from airflow_provider_namelookup.errors import (
 )
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook, NameLookupHook
 
+pytestmark = pytest.mark.compat
+
 
 @pytest.fixture
 def hook(namelookup: Any) -> Iterator[NameLookupHook]:

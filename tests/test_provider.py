@@ -1,7 +1,15 @@
-"""The package registers as an Airflow provider with a declarative connection form."""
+"""The package registers as an Airflow provider, and its connection form reaches the UI on every release.
+
+Airflow 3.2 and later read the form from the provider info; 3.1 asks the hook, with
+wtforms and Flask-AppBuilder mocked by the api-server when they are missing. The UI
+gets the form from ``HookMetaService.hook_meta_data()`` on every release, so the tests
+read it there, in a fresh interpreter as the api-server would.
+"""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import subprocess
 import sys
@@ -10,31 +18,112 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from airflow_provider_namelookup import get_provider_info
+from airflow_provider_namelookup import MIN_AIRFLOW_RELEASE, get_provider_info
+from airflow_provider_namelookup.connection_form import EXTRA_FIELDS
+from airflow_provider_namelookup.version_compat import AIRFLOW_V_3_2_PLUS
+
+PACKAGE = "airflow-provider-namelookup"
+EXTRA_NAMES = {"timeout", "connect_timeout", "batch_size", "max_retries", "max_concurrency"}
+
+pytestmark = pytest.mark.compat
 
 
 def test_provider_info_is_valid_against_airflows_schema() -> None:
     schema = json.loads(resources.files("airflow").joinpath("provider_info.schema.json").read_text())
     jsonschema.validate(get_provider_info(), schema)
-    assert get_provider_info()["package-name"] == "airflow-provider-namelookup"
+    assert get_provider_info()["package-name"] == PACKAGE
 
 
-def test_providers_manager_sees_the_connection_type() -> None:
+def test_the_floor_is_the_same_in_pyproject_provider_info_and_readme() -> None:
+    from importlib.metadata import requires
+    from pathlib import Path
+
+    airflow_req = next(r for r in requires(PACKAGE) or [] if r.startswith("apache-airflow") and "extra" not in r
+                       and r.split(">")[0].strip() == "apache-airflow")
+    assert airflow_req.replace(" ", "") == f"apache-airflow>={MIN_AIRFLOW_RELEASE}"
+    assert f"Apache Airflow {MIN_AIRFLOW_RELEASE} or later" in get_provider_info()["description"]
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert f"apache-airflow>={MIN_AIRFLOW_RELEASE}" in readme
+
+
+def _hook_meta() -> dict:
+    """The namelookup entry of the UI's connection-form metadata, computed in a fresh interpreter."""
+    script = (
+        "import json\n"
+        "from airflow.api_fastapi.core_api.services.ui.connections import HookMetaService\n"
+        "meta = [m.model_dump() for m in HookMetaService.hook_meta_data() if m.connection_type == 'namelookup']\n"
+        "print('HOOK-META ' + json.dumps(meta, default=str))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=180)
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("HOOK-META "))
+    (meta,) = json.loads(line.removeprefix("HOOK-META "))
+    return meta
+
+
+def test_the_ui_gets_the_connection_form() -> None:
+    meta = _hook_meta()
+    assert meta["hook_name"] == "Name Lookup"
+    assert meta["hook_class_name"] == "airflow_provider_namelookup.hooks.namelookup.NameLookupHook"
+    standard = meta["standard_fields"]
+    assert standard["host"]["title"] == "Base URL" and standard["password"]["title"] == "API Token"
+    assert standard["host"]["placeholder"] == "https://gender-api.com"
+    assert all(standard[name]["hidden"] for name in ("login", "port", "url_schema"))
+    extras = meta["extra_fields"]
+    assert set(extras) == EXTRA_NAMES
+    for field in EXTRA_FIELDS:
+        schema = extras[field.name]["schema"]
+        assert schema["title"] == field.label
+        assert extras[field.name]["description"] == field.description
+        # Airflow 3.1 builds the schema from wtforms fields, which have no float field.
+        assert field.kind in schema["type"] or (field.kind == "number" and "string" in schema["type"])
+    assert extras["max_concurrency"]["schema"]["title"] == "Max requests in flight"
+
+
+def test_every_extra_field_has_a_one_line_description() -> None:
+    for field in EXTRA_FIELDS:
+        assert field.description and "\n" not in field.description and len(field.description) <= 120
+
+
+def test_the_hook_offers_the_same_form_where_airflow_asks_it() -> None:
+    """Airflow 3.1 calls these (its api-server mocks wtforms when missing, as the UI test above
+    proves on 3.1); 3.2 and later read the provider info and skip them."""
+    from airflow_provider_namelookup.hooks.namelookup import NameLookupHook
+
+    assert {"get_connection_form_widgets", "get_ui_field_behaviour"} <= set(NameLookupHook.__dict__)
+    behaviour = NameLookupHook.get_ui_field_behaviour()
+    info = get_provider_info()["connection-types"][0]["ui-field-behaviour"]
+    assert behaviour == {"hidden_fields": info["hidden-fields"], "relabeling": info["relabeling"],
+                         "placeholders": info["placeholders"]}
+
+
+def test_providers_manager_discovers_hook_operators_sensor_and_trigger() -> None:
+    from airflow.providers.common.compat.sdk import BaseOperator
     from airflow.providers_manager import ProvidersManager
 
     manager = ProvidersManager()
-    assert "airflow-provider-namelookup" in manager.providers
-    behaviour = manager.field_behaviours["namelookup"]
-    assert behaviour["relabeling"]["password"] == "API Token"
-    assert behaviour["relabeling"]["host"] == "Base URL"
-    assert {"login", "schema", "port"} <= set(behaviour["hidden_fields"])
-    widgets = {k.rsplit("__", 1)[-1] for k in manager.connection_form_widgets if k.startswith("extra__namelookup__")}
-    assert widgets == {"timeout", "connect_timeout", "batch_size", "max_retries"}
+    data = manager.providers[PACKAGE].data
+    classes = set()
+    for kind in ("operators", "sensors"):
+        for module_name in data[kind][0]["python-modules"]:
+            module = importlib.import_module(module_name)
+            classes |= {name for name, obj in vars(module).items() if inspect.isclass(obj)
+                        and issubclass(obj, BaseOperator) and obj.__module__ == module_name
+                        and not name.startswith("_")}
+    assert {"GenderLookupOperator", "CountryOfOriginOperator", "SqlGenderLookupOperator",
+            "SqlCountryOfOriginOperator", "NameLookupCreditsSensor"} <= classes
+    triggers = {t.trigger_class_name for t in manager.trigger if t.package_name == PACKAGE}
+    assert triggers == {"airflow_provider_namelookup.triggers.credits"}
+    if AIRFLOW_V_3_2_PLUS:  # read from the provider info, without importing the hook
+        assert manager.field_behaviours["namelookup"]["relabeling"]["password"] == "API Token"
+        widgets = {k.rsplit("__", 1)[-1] for k in manager.connection_form_widgets
+                   if k.startswith("extra__namelookup__")}
+        assert widgets == EXTRA_NAMES
 
 
 @pytest.mark.parametrize(("command", "expected"), [
-    (["providers", "list"], "airflow-provider-namelookup"),
+    (["providers", "list"], PACKAGE),
     (["providers", "hooks"], "airflow_provider_namelookup.hooks.namelookup.NameLookupHook"),
+    (["providers", "triggers"], "airflow_provider_namelookup.triggers.credits"),
 ])
 def test_airflow_cli_lists_the_provider(command: list[str], expected: str) -> None:
     out = subprocess.run([sys.executable, "-m", "airflow", *command], capture_output=True, text=True,

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout
+from airflow.providers.common.compat.sdk import AirflowException, AirflowSensorTimeout
 
 from airflow_provider_namelookup.errors import NameLookupAuthError
 from airflow_provider_namelookup.sensors import NameLookupCreditsSensor
@@ -43,6 +43,7 @@ def test_met_at_once_pushes_the_statistic(write_dag: Any, namelookup: Any) -> No
     assert dag.xcom("wait")["remaining_credits"] == 100
 
 
+@pytest.mark.compat
 @pytest.mark.parametrize("deferrable", [False, True])
 def test_waits_until_credits_are_topped_up(write_dag: Any, namelookup: Any, later: Any, deferrable: bool) -> None:
     namelookup.set_credits(3)
@@ -73,6 +74,7 @@ def test_not_met_times_out(write_dag: Any, namelookup: Any, deferrable: bool) ->
     assert str(dag.run().state) == "failed" and dag.state("wait") == "failed"
 
 
+@pytest.mark.compat
 def test_reschedule_mode(write_dag: Any, namelookup: Any, later: Any) -> None:
     namelookup.set_credits(0)
     later(1.0, lambda: namelookup.set_credits(50))
@@ -119,6 +121,7 @@ def test_min_credits_from_an_upstream_xcom(write_dag: Any, namelookup: Any) -> N
 
 # The trigger on its own -----------------------------------------------------------------------------
 
+@pytest.mark.compat
 def test_trigger_serialize_round_trips() -> None:
     trigger = NameLookupCreditsTrigger("nl", min_credits="25", poke_interval=3)  # type: ignore[arg-type]
     classpath, kwargs = trigger.serialize()
@@ -133,6 +136,7 @@ async def first_event(trigger: NameLookupCreditsTrigger) -> Any:
     return None
 
 
+@pytest.mark.compat
 async def test_trigger_events(namelookup: Any, emulator: Any) -> None:
     met = await asyncio.wait_for(first_event(NameLookupCreditsTrigger("namelookup_default", 100, 0.1)), 10)
     assert met["status"] == "success" and met["statistic"]["remaining_credits"] == 100
@@ -156,6 +160,7 @@ async def test_trigger_reports_auth_errors(emulator: Any, monkeypatch: pytest.Mo
     assert "nope" not in event["message"]
 
 
+@pytest.mark.compat
 def test_execute_complete_accepts_only_known_events() -> None:
     op = NameLookupCreditsSensor(task_id="wait", min_credits=1)
     statistic = {"remaining_credits": 9}

@@ -274,6 +274,22 @@ class NameLookupHook(_NameLookupBase):
         result["gender"], result["probability"]          # ('female', 0.98)
     """
 
+    # The connection form for Airflow 3.1; 3.2 and later read it from the provider info
+    # and never call these (they must sit on the registered class itself, not a base).
+    @classmethod
+    def get_connection_form_widgets(cls) -> dict[str, Any]:
+        """The form's extra fields as wtforms fields (imported only when Airflow asks)."""
+        from airflow_provider_namelookup.connection_form import form_widgets
+
+        return form_widgets()
+
+    @classmethod
+    def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        """Hidden, relabelled and prefilled standard fields of the form."""
+        from airflow_provider_namelookup.connection_form import hook_field_behaviour
+
+        return hook_field_behaviour()
+
     @cached_property
     def client(self) -> httpx.Client:
         """The pooled HTTP client (created on first use)."""

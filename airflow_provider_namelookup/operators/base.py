@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from functools import cached_property
 from typing import Any, ClassVar
 
+from airflow.providers.common.compat.sdk import AirflowFailException
 from airflow.sdk import BaseHook, BaseOperator
 
 from airflow_provider_namelookup.contract import HINT_FIELDS
@@ -31,11 +32,6 @@ from airflow_provider_namelookup.errors import (
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.hooks.settings import ClientSettings
 from airflow_provider_namelookup.models import NameKind
-
-try:
-    from airflow.providers.common.compat.sdk import AirflowFailException
-except ImportError:  # common-compat before the sdk shim: Airflow 3.0-3.2 keep it here
-    from airflow.exceptions import AirflowFailException  # type: ignore[no-redef,attr-defined,unused-ignore]
 
 UNFIXABLE_BY_RETRY: tuple[type[NameLookupError], ...] = (
     NameLookupAuthError, NameLookupEndpointNotFound, NameLookupValidationError)

@@ -18,8 +18,14 @@ import time
 from datetime import timedelta
 from typing import Any
 
-from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue, conf
-from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout
+from airflow.providers.common.compat.sdk import (
+    AirflowException,
+    AirflowSensorTimeout,
+    BaseSensorOperator,
+    Context,
+    PokeReturnValue,
+    conf,
+)
 
 from airflow_provider_namelookup.errors import NameLookupAuthError, NameLookupError
 from airflow_provider_namelookup.hooks.namelookup import NameLookupHook

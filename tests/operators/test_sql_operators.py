@@ -29,6 +29,7 @@ def target_rows(warehouse: Any, table: str) -> dict[Any, dict[str, Any]]:
     return {r[0]: dict(zip(names, r[1:], strict=True)) for r in rows}
 
 
+@pytest.mark.compat(warehouse="sqlite")
 @pytest.mark.database
 def test_table_enrichment_is_correct_frugal_and_incremental(warehouse: Any, write_dag: Any,
                                                             namelookup: Any) -> None:

@@ -9,6 +9,7 @@ import pytest
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
 
+@pytest.mark.compat
 def test_gender_results_align_with_rows_and_each_distinct_query_is_paid_once(write_dag: Any,
                                                                             namelookup: Any) -> None:
     queries = ["Theresa", " theresa ", {"full_name": "John Smith"},
@@ -47,6 +48,7 @@ def test_rows_from_a_query_pass_through_with_query_field(write_dag: Any, nameloo
     assert [r["gender"] for r in tuples] == ["male", "female"] and tuples[0]["details"]["country"] == "IT"
 
 
+@pytest.mark.compat
 def test_country_of_origin_costs_two_credits_per_distinct_name(write_dag: Any, namelookup: Any) -> None:
     dag = write_dag("CountryOfOriginOperator(task_id='origins', queries=['Giulia', 'giulia', 'Sven'])")
     assert str(dag.run().state) == "success"
@@ -83,6 +85,7 @@ def test_partial_budget_spends_what_it_may(write_dag: Any, namelookup: Any) -> N
     assert namelookup.remaining() == 98
 
 
+@pytest.mark.compat
 def test_limit_exceeded_midway_keeps_answers_for_the_retry(write_dag: Any, namelookup: Any, emulator: Any) -> None:
     names = [f"Name{i:03d}" for i in range(250)]
     namelookup.set_credits(120)
@@ -104,6 +107,7 @@ def test_limit_exceeded_midway_keeps_answers_for_the_retry(write_dag: Any, namel
     assert namelookup.remaining() == 120 - 100 + 1000 - 150
 
 
+@pytest.mark.compat
 def test_dynamic_task_mapping_over_chunks(write_dag: Any, namelookup: Any) -> None:
     dag = write_dag("""
         @task

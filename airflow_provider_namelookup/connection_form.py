@@ -1,0 +1,122 @@
+"""The ``namelookup`` connection form, defined once for every Airflow release.
+
+Airflow 3.2 and later read the form from the provider info (``conn-fields`` and
+``ui-field-behaviour``, see :func:`conn_fields` and :func:`ui_field_behaviour`) without
+importing the hook. Airflow 3.1 asks the hook instead (``get_connection_form_widgets``
+and ``get_ui_field_behaviour``), which build wtforms fields from the same definitions
+(:func:`form_widgets`, :func:`hook_field_behaviour`); wtforms and Flask-AppBuilder are
+imported only then, so a bare Airflow without them never needs them.
+
+Example::
+
+    >>> from airflow_provider_namelookup.connection_form import EXTRA_FIELDS, conn_fields
+    >>> [f.name for f in EXTRA_FIELDS]
+    ['timeout', 'connect_timeout', 'batch_size', 'max_retries', 'max_concurrency']
+    >>> conn_fields()["max_concurrency"]["label"]
+    'Max requests in flight'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from airflow_provider_namelookup import DEFAULT_BASE_URL
+from airflow_provider_namelookup.hooks.concurrency import DEFAULT_MAX_CONCURRENCY
+
+CONN_TYPE = "namelookup"
+HIDDEN_FIELDS = ("schema", "port", "login", "extra")
+RELABELING = {"host": "Base URL", "password": "API Token"}
+PLACEHOLDERS = {
+    "host": DEFAULT_BASE_URL,
+    "password": "Bearer token from sign-up or the account dashboard",
+}
+
+
+@dataclass(frozen=True)
+class ExtraField:
+    """One extra of the connection as the form shows it.
+
+    :param name: the key in the connection's extra (read by ``ClientSettings``).
+    :param kind: ``number`` (may have a fraction) or ``integer``.
+    :param default: what an empty field means; None when it is not fixed here.
+    """
+
+    name: str
+    label: str
+    description: str
+    kind: str
+    minimum: float
+    maximum: float | None = None
+    default: float | None = None
+
+    def json_schema(self) -> dict[str, Any]:
+        schema: dict[str, Any] = {"type": [self.kind, "null"], "minimum": self.minimum}
+        if self.maximum is not None:
+            schema["maximum"] = self.maximum
+        if self.default is not None:
+            schema["default"] = self.default
+        return schema
+
+
+EXTRA_FIELDS: tuple[ExtraField, ...] = (
+    ExtraField("timeout", "Read timeout (seconds)",
+               "Seconds to wait for an answer before the request counts as failed (default 30).",
+               "number", minimum=0.1, default=30),
+    ExtraField("connect_timeout", "Connect timeout (seconds)",
+               "Seconds to wait for a connection to the service (default 5).",
+               "number", minimum=0.1, default=5),
+    ExtraField("batch_size", "Queries per request",
+               "Most names sent in one array request; the service allows 100 (default 100).",
+               "integer", minimum=1, maximum=1000, default=100),
+    ExtraField("max_retries", "Retries on network errors, 5xx and 429",
+               "Retries after the first attempt, with exponential backoff (default 5).",
+               "integer", minimum=0, maximum=20, default=5),
+    ExtraField("max_concurrency", "Max requests in flight",
+               f"Ceiling of the adaptive concurrency: most lookup requests in flight at once "
+               f"(default {DEFAULT_MAX_CONCURRENCY}).",
+               "integer", minimum=1, default=DEFAULT_MAX_CONCURRENCY),
+)
+
+
+def conn_fields() -> dict[str, Any]:
+    """The ``conn-fields`` entry of the provider info (read by Airflow 3.2 and later)."""
+    return {f.name: {"label": f.label, "description": f.description, "schema": f.json_schema()}
+            for f in EXTRA_FIELDS}
+
+
+def ui_field_behaviour() -> dict[str, Any]:
+    """The ``ui-field-behaviour`` entry of the provider info (read by Airflow 3.2 and later)."""
+    return {"hidden-fields": list(HIDDEN_FIELDS), "relabeling": dict(RELABELING),
+            "placeholders": dict(PLACEHOLDERS)}
+
+
+def hook_field_behaviour() -> dict[str, Any]:
+    """What ``get_ui_field_behaviour`` returns (Airflow 3.1)."""
+    return {"hidden_fields": list(HIDDEN_FIELDS), "relabeling": dict(RELABELING),
+            "placeholders": dict(PLACEHOLDERS)}
+
+
+def form_widgets() -> dict[str, Any]:
+    """What ``get_connection_form_widgets`` returns (Airflow 3.1): wtforms fields.
+
+    Airflow accepts only ``StringField``, ``IntegerField``, ``PasswordField`` and
+    ``BooleanField``, so a number with a fraction is a ``StringField`` checked by a regexp.
+    """
+    from flask_appbuilder.fieldwidgets import BS3TextFieldWidget
+    from flask_babel import lazy_gettext
+    from wtforms import IntegerField, StringField
+    from wtforms.validators import NumberRange, Optional, Regexp
+
+    widgets: dict[str, Any] = {}
+    for f in EXTRA_FIELDS:
+        if f.kind == "integer":
+            widgets[f.name] = IntegerField(
+                lazy_gettext(f.label), widget=BS3TextFieldWidget(), description=f.description,
+                default=f.default, validators=[Optional(), NumberRange(min=f.minimum, max=f.maximum)])
+        else:
+            widgets[f.name] = StringField(
+                lazy_gettext(f.label), widget=BS3TextFieldWidget(), description=f.description,
+                default=None if f.default is None else str(f.default),
+                validators=[Optional(), Regexp(r"^\d+(\.\d+)?$", message=f"{f.label}: a positive number")])
+    return widgets
