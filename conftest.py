@@ -106,7 +106,12 @@ def _warehouse(kind: str, tmp_path: Path) -> Iterator[Any]:
     conn_id = f"warehouse_{kind}"
     set_connection(conn_id, conn)
     house = Warehouse(kind, conn_id, conn)
+    # Each test gets its own answers table (other sessions' tests share these databases).
+    answers = house.table_name("answers")
+    os.environ["AIRFLOW__NAMELOOKUP__ANSWERS_TABLE"] = answers
+    house.answers_table = answers
     yield house
+    os.environ.pop("AIRFLOW__NAMELOOKUP__ANSWERS_TABLE", None)
     house.drop_created()
 
 

@@ -2,9 +2,9 @@
 ``SqlCountryOfOriginOperator.execute``), as in a DAG.
 
 A :mod:`benchmarks.child` job. The connections come from ``AIRFLOW_CONN_*`` environment
-variables set by the parent (the ``namelookup_default`` service connection and the SQLite
-warehouse), and the operator runs with its defaults (``page_size=1000``, adaptive
-concurrency up to ``max_concurrency=64``), exactly as a DAG author would write it. The work is one
+variables set by the parent (the ``namelookup_default`` service connection and the
+warehouse), and the operator runs with its defaults (adaptive concurrency up to
+``max_concurrency=64``), exactly as a DAG author would write it. The work is one
 ``execute({})``; it returns the run's summary (the operator's XCom).
 
 Example::
@@ -23,12 +23,14 @@ from typing import Any
 def enrich_customers(params: dict[str, Any]) -> Callable[[], dict[str, Any]]:
     """Set up the operator over ``customers``; return its ``execute`` as the work.
 
-    :param params: ``sql_conn_id`` (the warehouse connection).
+    :param params: ``sql_conn_id`` (the warehouse connection); optional ``source_table``
+        (default ``customers``) and ``answers_table``.
     """
     from airflow_provider_namelookup.operators import SqlGenderLookupOperator
 
     operator = SqlGenderLookupOperator(task_id="enrich_customers", sql_conn_id=params["sql_conn_id"],
-                                       source_table="customers", key_column="customer_id",
+                                       source_table=params.get("source_table", "customers"),
+                                       answers_table=params.get("answers_table"), key_column="customer_id",
                                        name_column="first_name", country_column="country")
 
     def work() -> dict[str, Any]:

@@ -31,17 +31,18 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from benchmarks import emulator_throughput, hook_throughput, latency, table_enrichment
+from benchmarks import emulator_throughput, hook_throughput, latency, table_enrichment, table_postgres
 from benchmarks.figures import Section, render
 from benchmarks.machine import describe, summary_lines
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("table", "latency", "hook", "emulator")
+BENCHMARKS = ("table", "table_postgres", "latency", "hook", "emulator")
 
 FULL: dict[str, Any] = {"rows": (100_000, 1_000_000), "naive_rows": 100_000, "names": 20_000, "repeats": 3,
-                        "duration": 3.0, "latency_rows": (20_000, 100_000), "latency_naive_rows": 200}
+                        "duration": 3.0, "latency_rows": (20_000, 100_000), "latency_naive_rows": 200,
+                        "pg_rows": (100_000, 1_000_000, 10_000_000)}
 QUICK: dict[str, Any] = {"rows": (10_000, 100_000), "naive_rows": 2_000, "names": 4_000, "repeats": 1, "duration": 1.0,
-                         "latency_rows": (2_000, 10_000), "latency_naive_rows": 50}
+                         "latency_rows": (2_000, 10_000), "latency_naive_rows": 50, "pg_rows": (10_000, 100_000)}
 
 
 def _numbers(text: str) -> tuple[int, ...]:
@@ -82,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--only", type=_benchmarks, default=BENCHMARKS, metavar="LIST",
                         help=f"benchmarks to run, comma-separated (default: {','.join(BENCHMARKS)})")
     parser.add_argument("--rows", type=_numbers, metavar="N,N", help="table sizes (default 100000,1000000)")
+    parser.add_argument("--pg-rows", type=_numbers, metavar="N,N",
+                        help="PostgreSQL table sizes (default 100000,1000000,10000000)")
     parser.add_argument("--naive-rows", type=int, metavar="N",
                         help="rows the naive loop goes through, a prefix of the smallest table "
                              "(default: all of it, 100000); bigger tables are extrapolated")
@@ -124,6 +127,8 @@ def _plan(args: argparse.Namespace) -> dict[str, Callable[[Path], Section]]:
                                  naive_rows=int(_option(args, "latency_naive_rows")), seed=args.seed)
     plans: dict[str, Callable[[Path], Section]] = {
         "table": lambda work: table_enrichment.run(table, work),
+        "table_postgres": lambda work: table_postgres.run(
+            table_postgres.PostgresOptions(sizes=tuple(_option(args, "pg_rows")), seed=args.seed), work),
         "latency": lambda work: latency.run(wan, work),
         "hook": lambda work: hook_throughput.run(hook, work),
         "emulator": lambda work: emulator_throughput.run(emulator, work),

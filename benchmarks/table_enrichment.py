@@ -35,7 +35,7 @@ from benchmarks.warehouse import TableFacts, build_customers, sqlite_connection_
 
 WAREHOUSE_CONN_ID = "bench_warehouse"
 BATCH_LIMIT = 100
-SPEEDUP_TARGET = 20.0
+SPEEDUP_TARGET = 50.0
 RSS_GROWTH_TARGET_MB = 50.0
 
 

@@ -90,6 +90,7 @@ class Warehouse:
     conn_id: str
     conn: dict[str, Any]
     created: list[str] = field(default_factory=list)
+    answers_table: str = "namelookup_answers"
 
     @property
     def hook(self) -> Any:

@@ -63,3 +63,19 @@ def test_runner_writes_the_report(tmp_path: Path) -> None:
     figures = json.loads(output.with_suffix(".json").read_text())
     assert figures["command"].startswith("python -m benchmarks.run --only emulator")
     assert "emulator" in figures["benchmarks"]
+
+
+def test_postgres_table_benchmark_pays_each_distinct_query_once(tmp_path: Path) -> None:
+    import pytest
+
+    from benchmarks import table_postgres
+    from conftest import REQUIRE_DATABASES, _unreachable
+
+    if reason := _unreachable("postgres"):
+        if REQUIRE_DATABASES:
+            pytest.fail(reason)
+        pytest.skip(reason)
+    section = table_postgres.run(table_postgres.PostgresOptions(sizes=(400,), timeout=300), tmp_path)
+    checks = _checks(section)
+    assert checks["400 rows: credits = distinct valid queries"] is True
+    assert checks["400 rows: rerun spends nothing"] is True

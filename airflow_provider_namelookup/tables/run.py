@@ -1,308 +1,365 @@
-"""One table enrichment run: plan pass, credit check, then the enrichment pass.
+"""One table enrichment run: rows stay in the warehouse, Python handles distinct questions.
 
-1. **Plan pass** — read the source page by page (joined to the target's hashes) and
-   count the distinct queries that are neither unchanged, invalid, nor already answered
-   in the target (the cross-run cache). That count times the lookup's price is what
-   the run needs; it is checked against ``max_credits`` and the account's remaining
-   credits (one free statistic call) before anything is spent.
-2. **Enrichment pass** — read the pages again. Unchanged rows are skipped; invalid rows
-   are written at once as ``error`` with the rule they broke; rows whose answer is known
-   (this run or an earlier one) are written at once from the cache; new queries are
-   collected across pages and sent as full batches, up to ``max_concurrency`` at a time,
-   and their rows written as the answers arrive.
-3. If a lookup fails (credits exhausted, network gone after retries), every answer
-   received is written first, then the error is raised: the next run only pays for
-   what is missing.
+1. **Distinct pass** — one GROUP BY over the source (left-joined to the target) gives
+   each distinct raw (name, country) with the hash its rows were enriched with and the
+   row count. Python plans each value once: unchanged, invalid (its rule), or a query
+   to answer. Queries already in the shared **answers table** cost nothing; the rest,
+   times the lookup's price, is what the run needs. That is checked against
+   ``max_credits`` and the account's remaining credits before anything is spent.
+2. **Claim and call** — the needed hashes are claimed in the answers table a chunk at a
+   time (insert-if-absent with a lease; each run starts at its own point of the hash
+   order, so parallel runs rarely meet), sent as full batches through the async hook,
+   and each answered batch is stored at once. Hashes another run holds are waited for;
+   if its lease expires (the run died) they are taken over. What the budget does not
+   cover is released for the next run.
+3. **Fill** — the raw-value map (a temporary table) goes to the warehouse and the target
+   is upserted from ``source ⋈ map ⋈ answers`` in one statement; one row per query this
+   run paid for carries its price in ``credits_used``.
+
+If a lookup fails (credits exhausted, network gone after retries), the answers received
+are already stored, the target is filled with them, the claims are released, and the
+error is raised: the next run only pays for what is missing.
 
 Example::
 
-    job = TableJob(source, target, RowSpec(LookupKind.GENDER), page_size=1000)
+    job = TableJob(session, source, target, answers, RowSpec(LookupKind.GENDER))
     summary = asyncio.run(run_table_job(job, async_hook, log))
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
+import contextlib
 import logging
-from collections import OrderedDict
+import time
+import uuid
+from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
-from airflow_provider_namelookup.enrichment.budget import InsufficientCreditsMode
+from airflow_provider_namelookup.enrichment.budget import CreditBudget, InsufficientCreditsMode
 from airflow_provider_namelookup.enrichment.calls import QueryAnswerer, decide_budget
 from airflow_provider_namelookup.enrichment.plan import PlannedRow, RowSpec, plan_row
 from airflow_provider_namelookup.enrichment.progress import RunProgress
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.models import Query
-from airflow_provider_namelookup.tables.schema import (
-    STATUS_ERROR,
-    STATUS_OK,
-    result_columns,
-    result_values,
-    timestamp_value,
-)
-from airflow_provider_namelookup.tables.source import SourceRow, TableSource
+from airflow_provider_namelookup.tables.answers import AnswersTable
+from airflow_provider_namelookup.tables.schema import STATE_ANSWERED, result_values, timestamp_value
+from airflow_provider_namelookup.tables.session import WarehouseSession
+from airflow_provider_namelookup.tables.source import DistinctValue, TableSource
 from airflow_provider_namelookup.tables.target import TargetTable
+from airflow_provider_namelookup.tables.valuemap import MapEntry, ValueMap
 
-_INVALID_ROWS_LOGGED = 20
-_PLAN_MEMO_SIZE = 16_384
+_INVALID_VALUES_LOGGED = 20
+_PLAN_MEMO_SIZE = 65_536
+_CHUNK_REQUESTS_CAP = 16
+"""Requests' worth of queries a run claims at a time is 4x this at most (whatever
+``max_concurrency``), so parallel runs keep dividing the work between them."""
 
 
 @dataclass
 class TableJob:
     """What one table operator run does.
 
-    :param max_waiting_rows: rows held while their queries wait for a full batch; beyond
-        this the partial batch is sent anyway.
-    :param cache_size: answers kept in memory (older ones are re-read from the target).
+    :param page_size: distinct values fetched from the warehouse at a time.
+    :param max_age: answers (and target rows) older than this are looked up again; None: never.
+    :param lease_seconds: how long a claim holds without renewal (a dead run's work is
+        taken over after at most this long); renewed every third of it while the run lives.
+    :param poll_seconds: how often a run waiting for another run's claims looks again.
     :param plan_only: only plan: count the credits the run needs, spend and write nothing.
     """
 
+    session: WarehouseSession
     source: TableSource
     target: TargetTable
+    answers: AnswersTable
     spec: RowSpec
-    page_size: int = 1000
+    page_size: int = 10_000
     max_credits: int | None = None
     on_insufficient_credits: InsufficientCreditsMode = "fail"
     check_remaining_credits: bool = True
-    max_waiting_rows: int = 20_000
-    cache_size: int = 50_000
     progress_interval: float = 15.0
     plan_only: bool = False
-
-
-class AnswerCache:
-    """Answers by query hash: recent ones in memory (LRU), older ones found in the target."""
-
-    def __init__(self, target: TargetTable, known: dict[str, Any], size: int) -> None:
-        self.target = target
-        self.known = known
-        self.size = size
-        self._recent: OrderedDict[str, tuple[Any, ...]] = OrderedDict()
-
-    def __contains__(self, query_hash: str) -> bool:
-        return query_hash in self._recent or query_hash in self.known
-
-    def put(self, query_hash: str, values: tuple[Any, ...]) -> None:
-        self._recent[query_hash] = values
-        self._recent.move_to_end(query_hash)
-        while len(self._recent) > self.size:
-            self._recent.popitem(last=False)
-
-    def remember_key(self, query_hash: str, key: Any) -> None:
-        self.known.setdefault(query_hash, key)
-
-    def get_many(self, hashes: set[str]) -> dict[str, tuple[Any, ...]]:
-        """Values for hashes known to be answered; one query for those not in memory."""
-        found = {h: self._recent[h] for h in hashes if h in self._recent}
-        missing = {self.known[h]: h for h in hashes - found.keys() if h in self.known}
-        if missing:
-            for key, values in self.target.fetch_results(missing).items():
-                found[missing[key]] = values
-                self.put(missing[key], values)
-        return found
-
-
-@dataclass
-class _Waiting:
-    """New queries not yet sent, and the rows that wait for them."""
-
-    queries: dict[str, Query] = field(default_factory=dict)
-    rows: list[PlannedRow] = field(default_factory=list)
+    max_age: timedelta | None = None
+    lease_seconds: float = 60.0
+    poll_seconds: float = 1.0
 
 
 class TableRun:
-    """State of one run; see the module docstring for the passes."""
+    """State of one run; see the module docstring for the steps."""
 
     def __init__(self, job: TableJob, hook: NameLookupAsyncHook, log: logging.Logger | Any) -> None:
         self.job = job
         self.hook = hook
         self.log = log
+        self.lookup = job.spec.lookup
+        self.owner = f"{uuid.uuid4().hex}"
         self.progress = RunProgress(label=f"{job.source.label} -> {job.target.name}",
                                     interval=job.progress_interval)
-        self.lookup = job.spec.lookup
-        self.empty_result = (None,) * len(result_columns(self.lookup))
-        self.waiting = _Waiting()
-        self.cache: AnswerCache
-        self.answerer: QueryAnswerer
-        self.target_exists = True
-        # Real tables repeat a few names very often: validate each (name, country) once.
-        self._plan_values = functools.lru_cache(maxsize=_PLAN_MEMO_SIZE, typed=True)(self._plan_uncached)
+        self.entries: dict[Any, MapEntry] = {}
+        self.rows_by_hash: Counter[str] = Counter()
+        self.queries: dict[str, Query] = {}
+        self.answered_before: set[str] = set()
+        self.answered_elsewhere: set[str] = set()
+        self.answered_here: set[str] = set()
+        self.deferred: set[str] = set()
+        self.lost_claims = 0
+        self.invalid_values = 0
+        self.target_created = False
+        self._plan_value = lru_cache(maxsize=_PLAN_MEMO_SIZE)(self._plan_uncached)
+        now = datetime.now(UTC)
+        self.stamp = timestamp_value(now, job.target.dialect)
+        self.stale_rows_before = timestamp_value(now - job.max_age, job.target.dialect) if job.max_age else None
+        self.stale_answers_before = (now - job.max_age).timestamp() if job.max_age else None
 
+    async def db(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        return await self.job.session.run(fn, *args, **kwargs)
+
+    async def db_write(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """An idempotent write step, run again if the database breaks a lock conflict."""
+        return await self.job.session.run_retrying(fn, *args, **kwargs)
+
+    # Distinct pass ----------------------------------------------------------------------------------
     def _plan_uncached(self, name: Any, country: Any) -> PlannedRow:
         return plan_row(None, name, self.job.spec, country=country)
 
-    def _plan(self, row: SourceRow) -> PlannedRow:
-        key, name, country, _ = row
+    def _plan(self, name: Any, country: Any) -> PlannedRow:
         try:
-            planned = self._plan_values(name, country)
-        except TypeError:  # an unhashable value (a driver's JSON or array type): plan it uncached
-            planned = self._plan_uncached(name, country)
-        return PlannedRow(key, planned.query, planned.query_hash, planned.error)
-
-    def _pages(self) -> Iterator[list[SourceRow]]:
-        return self.job.source.pages(self.job.target, self.job.page_size, joined=self.target_exists)
-
-    async def _read_pages(self) -> Any:
-        pages = self._pages()
-        while True:
-            page = await asyncio.to_thread(next, pages, None)
-            if page is None:
-                return
-            yield page
-
-    def _stamp(self) -> Any:
-        """``enriched_at`` for the rows written now."""
-        return timestamp_value(datetime.now(UTC), self.job.target.dialect)
+            return self._plan_value(name, country)
+        except TypeError:  # an unhashable value (a driver's JSON or array type)
+            return self._plan_uncached(name, country)
 
     @staticmethod
-    def _row(planned: PlannedRow, values: tuple[Any, ...], status: str, error: str | None,
-             credits: int, stamp: Any) -> tuple[Any, ...]:
-        return (planned.ref, *values, status, error, credits, planned.query_hash, stamp)
-
-    async def _write(self, rows: list[tuple[Any, ...]]) -> None:
-        if rows:
-            await asyncio.to_thread(self.job.target.upsert, rows)
-            status_at = 1 + len(self.empty_result)  # key, result columns, status, error, credits, hash
-            for row in rows:
-                if row[status_at] == STATUS_OK:
-                    self.cache.remember_key(row[status_at + 3], row[0])
-
-    # Plan pass --------------------------------------------------------------------------------
-    async def count_needed(self) -> int:
-        needed: set[str] = set()
-        async for page in self._read_pages():
-            for row in page:
-                planned = self._plan(row)
-                if planned.query is not None and planned.query_hash != row[3] \
-                        and planned.query_hash not in self.cache:
-                    needed.add(planned.query_hash)
-        self.progress.distinct_queries = len(needed)
-        return len(needed) * self.lookup.credits_per_query
-
-    # Enrichment pass --------------------------------------------------------------------------
-    async def enrich(self) -> None:
-        wave = self.hook.sizer.limit * self.hook.max_concurrency if self.lookup.takes_hints \
-            else self.hook.max_concurrency * 8
-        async for page in self._read_pages():
-            self.progress.pages += 1
-            self.progress.rows_read += len(page)
-            stamp = self._stamp()
-            ready: list[tuple[Any, ...]] = []
-            lookups: list[PlannedRow] = []
-            for row in page:
-                planned = self._plan(row)
-                if planned.query_hash == row[3]:
-                    self.progress.rows_unchanged += 1
-                elif planned.error is not None:
-                    self._note_invalid(planned)
-                    ready.append(self._row(planned, self.empty_result, STATUS_ERROR, str(planned.error), 0, stamp))
-                else:
-                    lookups.append(planned)
-            cached = self.cache.get_many({p.query_hash for p in lookups if p.query_hash in self.cache})
-            for planned in lookups:
-                if planned.query_hash in cached:
-                    self.progress.cache_hits += 1
-                    self.progress.rows_enriched += 1
-                    ready.append(self._row(planned, cached[planned.query_hash], STATUS_OK, None, 0, stamp))
-                else:
-                    assert planned.query is not None
-                    self.waiting.queries.setdefault(planned.query_hash, planned.query.with_id(None))
-                    self.waiting.rows.append(planned)
-            await self._write(ready)
-            if len(self.waiting.queries) >= wave or len(self.waiting.rows) >= self.job.max_waiting_rows:
-                await self._send(whole_batches_only=len(self.waiting.rows) < self.job.max_waiting_rows)
-            self.progress.tick(self.log)
-        await self._send(whole_batches_only=False)
-
-    def _note_invalid(self, planned: PlannedRow) -> None:
-        self.progress.rows_invalid += 1
-        if self.progress.rows_invalid <= _INVALID_ROWS_LOGGED:
-            self.log.warning("Row %s=%r is invalid and costs nothing: %s", self.job.target.key_column,
-                             planned.ref, planned.error)
-        elif self.progress.rows_invalid == _INVALID_ROWS_LOGGED + 1:
-            self.log.warning("More invalid rows follow; see the error column of %s", self.job.target.name)
-
-    async def _send(self, *, whole_batches_only: bool) -> None:
-        """Send waiting queries (whole batches only, unless flushing) and write their rows."""
-        items = list(self.waiting.queries.items())
-        if whole_batches_only and self.lookup.takes_hints:
-            items = items[: len(items) - len(items) % self.hook.sizer.limit]
-        if not items:
-            return
-        sending = dict(items)
-        for h in sending:
-            del self.waiting.queries[h]
-        answered: dict[str, dict[str, Any]] = {}
+    def _entry_key(name: Any, country: Any) -> Any:
+        key = (type(name), name, type(country), country)
         try:
-            async for chunk in self.answerer.answer(sending):
-                answered.update(chunk)
+            hash(key)
+        except TypeError:
+            return (type(name), repr(name), type(country), repr(country))
+        return key
+
+    def _take(self, value: DistinctValue) -> None:
+        name, country, stored_hash, rows = value
+        rows = int(rows)
+        self.progress.rows_read += rows
+        planned = self._plan(name, country)
+        if stored_hash == planned.query_hash:
+            self.progress.rows_unchanged += rows
+            return
+        self.entries.setdefault(self._entry_key(name, country), (
+            name, country, planned.query_hash, None if planned.error is None else str(planned.error)))
+        if planned.error is not None:
+            self.progress.rows_invalid += rows
+            self._note_invalid(planned, rows)
+            return
+        assert planned.query is not None
+        self.rows_by_hash[planned.query_hash] += rows
+        self.queries.setdefault(planned.query_hash, planned.query.with_id(None))
+
+    def _note_invalid(self, planned: PlannedRow, rows: int) -> None:
+        self.invalid_values += 1
+        if self.invalid_values <= _INVALID_VALUES_LOGGED:
+            self.log.warning("%d row(s) hold a value that is invalid and costs nothing: %s", rows, planned.error)
+        elif self.invalid_values == _INVALID_VALUES_LOGGED + 1:
+            self.log.warning("More invalid values follow; see the error column of %s", self.job.target.name)
+
+    async def read_distinct(self, *, target_exists: bool) -> None:
+        batches: Iterator[list[DistinctValue]] = self.job.source.distinct_values(
+            self.job.target, joined=target_exists, stale_before=self.stale_rows_before,
+            batch_size=self.job.page_size)
+        while (batch := await self.db(next, batches, None)) is not None:
+            self.progress.pages += 1
+            for value in batch:
+                self._take(value)
+            self.progress.tick(self.log)
+
+    async def sort_out_answered(self, *, answers_exist: bool) -> list[str]:
+        """Note the needed queries already answered; return those still to ask."""
+        states = await self.db(self.job.answers.states, list(self.queries)) if answers_exist else {}
+        stale = self.stale_answers_before
+        for h, (state, _, _, answered_at) in states.items():
+            if state == STATE_ANSWERED and (stale is None or (answered_at or 0) >= stale):
+                self.answered_before.add(h)
+        return [h for h in self.queries if h not in self.answered_before]
+
+    # Claim and call -----------------------------------------------------------------------------------
+    @property
+    def chunk_size(self) -> int:
+        per_request = self.hook.sizer.limit if self.lookup.takes_hints else 25
+        return per_request * min(self.hook.max_concurrency, _CHUNK_REQUESTS_CAP) * 4
+
+    def _my_order(self, hashes: list[str]) -> list[str]:
+        """The hashes in hash order, starting at this run's own point (parallel runs spread out)."""
+        ordered = sorted(hashes)
+        if not ordered:
+            return ordered
+        start = int(self.owner[:8], 16) % len(ordered)
+        return ordered[start:] + ordered[:start]
+
+    async def claim_and_answer(self, to_ask: list[str], answerer: QueryAnswerer, budget: CreditBudget) -> None:
+        """Claim chunks ahead (a producer) while the claimed ones are sent (the consumer)."""
+        claimed: asyncio.Queue[list[str]] = asyncio.Queue(maxsize=1)
+        producer = asyncio.create_task(self._claim_chunks(to_ask, claimed, budget))
+        try:
+            while True:
+                getter = asyncio.ensure_future(claimed.get())
+                await asyncio.wait({getter, producer}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    await self._send(getter.result(), answerer)
+                    continue
+                getter.cancel()
+                if claimed.empty():
+                    break
+            await producer  # its error, if it failed
         finally:
-            await self._write_answered(sending, answered)
+            if not producer.done():
+                producer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await producer
+        self.deferred |= answerer.deferred
 
-    async def _write_answered(self, sent: dict[str, Query], answered: dict[str, dict[str, Any]]) -> None:
-        stamp = self._stamp()
-        values = {h: result_values(self.lookup, result) for h, result in answered.items()}
-        charged: set[str] = set()
-        rows: list[tuple[Any, ...]] = []
-        still_waiting: list[PlannedRow] = []
-        for planned in self.waiting.rows:
-            h = planned.query_hash
-            if h in values:
-                credits = 0
-                if h not in charged:
-                    charged.add(h)
-                    credits = self.lookup.credits_per_query
-                rows.append(self._row(planned, values[h], STATUS_OK, None, credits, stamp))
-            elif h in self.answerer.deferred:
-                self.progress.rows_deferred += 1
-            elif h in sent:
-                continue  # the lookup failed: left for the next run
+    async def _claim_chunks(self, to_ask: list[str], claimed: asyncio.Queue[list[str]],
+                            budget: CreditBudget) -> None:
+        pending = self._my_order(to_ask)
+        waiting: set[str] = set()
+        while pending or waiting:
+            if pending:
+                chunk, pending = pending[:self.chunk_size], pending[self.chunk_size:]
+                if budget.allowance is not None and budget.spent >= budget.allowance:
+                    self.deferred.update(chunk)
+                    continue
             else:
-                still_waiting.append(planned)
-        for h, answer_values in values.items():
-            self.cache.put(h, answer_values)
-        self.waiting.rows = still_waiting
-        await self._write(rows)
-        self.progress.rows_enriched += len(rows)
+                await asyncio.sleep(self.job.poll_seconds)
+                chunk, waiting = sorted(waiting), set()
+            outcome = await self.db_write(self.job.answers.claim, chunk, self.lookup, owner=self.owner,
+                                          lease_seconds=self.job.lease_seconds,
+                                          stale_before=self.stale_answers_before)
+            self.answered_elsewhere |= outcome.answered
+            waiting |= outcome.held_by_others
+            if outcome.mine:
+                await claimed.put(outcome.mine)
+            self.progress.tick(self.log)
 
+    async def _store(self, values: dict[str, tuple[Any, ...]]) -> None:
+        stored = await self.db_write(self.job.answers.store, values, owner=self.owner, lookup=self.lookup)
+        self.answered_here.update(values)
+        if stored < len(values):
+            self.lost_claims += len(values) - stored
+            self.log.warning("%d answers came after their claims had expired and been taken over by "
+                             "another run: raise lease_seconds", len(values) - stored)
+
+    async def _send(self, mine: list[str], answerer: QueryAnswerer) -> None:
+        """Send claimed queries; each answered batch is stored while the next requests run."""
+        stores: list[asyncio.Future[None]] = []
+        try:
+            async for chunk in answerer.answer({h: self.queries[h] for h in mine}):
+                values = {h: result_values(self.lookup, result) for h, result in chunk.items()}
+                stores.append(asyncio.ensure_future(self._store(values)))
+                unstored = [store for store in stores if not store.done()]
+                if len(unstored) >= min(self.hook.max_concurrency, _CHUNK_REQUESTS_CAP):  # paid, not yet kept: few
+                    await asyncio.wait(unstored, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            outcomes = await asyncio.gather(*stores, return_exceptions=True)
+            await self.db_write(self.job.answers.release, owner=self.owner, hashes=mine)
+            for outcome in outcomes:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+
+    async def _renew_leases(self) -> None:
+        while True:
+            await asyncio.sleep(self.job.lease_seconds / 3)
+            await self.db_write(self.job.answers.renew, owner=self.owner, lease_seconds=self.job.lease_seconds)
+
+    # Fill -------------------------------------------------------------------------------------------------
+    async def fill(self) -> None:
+        job = self.job
+        if not self.entries:
+            if self.target_created:
+                await self.db_write(job.target.ensure_index)
+            return
+        started = time.monotonic()
+        value_map = ValueMap(job.session, job.source)
+        await self.db(value_map.create)
+        try:
+            await self.db(value_map.load, list(self.entries.values()))
+            await self.db_write(job.target.fill, job.source, value_map, job.answers, stamp=self.stamp,
+                                stale_before=self.stale_rows_before, new_table=self.target_created)
+            if self.target_created:
+                await self.db_write(job.target.ensure_index)
+            if self.answered_here:
+                await self.db_write(job.target.charge, job.answers, owner=self.owner)
+        finally:
+            await self.db(value_map.drop)
+        self.log.info("Filled %s from %d distinct values in %.1f s", job.target.name, len(self.entries),
+                      time.monotonic() - started)
+
+    def _count_outcomes(self) -> None:
+        p = self.progress
+        answered = self.answered_before | self.answered_elsewhere | self.answered_here
+        p.rows_enriched = sum(self.rows_by_hash[h] for h in answered)
+        p.cache_hits = sum(self.rows_by_hash[h] for h in answered - self.answered_here)
+        p.rows_deferred = sum(self.rows_by_hash[h] for h in self.deferred - answered)
+
+    # The run ----------------------------------------------------------------------------------------------
     async def run(self) -> dict[str, Any]:
         job = self.job
-        key_sample = await asyncio.to_thread(job.source.peek_key)
+        key_sample = await self.db(job.source.peek_key)
         if key_sample is None:
             self.log.info("Source %s is empty: nothing to enrich", job.source.label)
+            self.progress.log_summary(self.log)
             return self.progress.summary()
         if job.plan_only:
-            self.target_exists = await asyncio.to_thread(job.target.exists)
-        elif await asyncio.to_thread(job.target.ensure, key_sample):
-            self.log.info("Created target table %s", job.target.name)
-        known = await asyncio.to_thread(job.target.known_hashes) if self.target_exists else {}
-        self.cache = AnswerCache(job.target, known, job.cache_size)
-        needed = await self.count_needed()
-        self.progress.credits_needed = needed
+            target_exists = await self.db(job.target.exists)
+            answers_exist = await self.db(job.answers.exists)
+        else:
+            if await self.db(job.target.ensure, key_sample):
+                self.log.info("Created target table %s", job.target.name)
+                self.target_created = True
+            if await self.db(job.answers.ensure):
+                self.log.info("Created answers table %s", job.answers.name)
+            target_exists = answers_exist = True
+        started = time.monotonic()
+        await self.read_distinct(target_exists=target_exists and not self.target_created)
+        self.log.info("Read %d distinct values of %d rows in %.1f s", len(self.entries), self.progress.rows_read,
+                      time.monotonic() - started)
+        to_ask = await self.sort_out_answered(answers_exist=answers_exist)
+        self.progress.distinct_queries = len(to_ask)
+        self.progress.credits_needed = needed = len(to_ask) * self.lookup.credits_per_query
+        self.log.info("Plan for %s: %d rows, %d distinct new queries (%d credits), %d already answered in %s",
+                      self.progress.label, self.progress.rows_read, len(to_ask), needed,
+                      len(self.answered_before), job.answers.name)
         if job.plan_only:
+            self._count_outcomes()
             self.log.info("Plan only: %d distinct new queries would need %d credits; nothing was spent",
-                          self.progress.distinct_queries, needed)
+                          len(to_ask), needed)
+            self.progress.log_summary(self.log)
             return self.progress.summary()
         budget = await decide_budget(self.hook, needed, max_credits=job.max_credits,
                                      mode=job.on_insufficient_credits, check_remaining=job.check_remaining_credits)
-        if needed:
-            self.log.info("Plan for %s: %d distinct new queries need %d credits (available: %s)",
-                          self.progress.label, self.progress.distinct_queries, needed,
-                          "no limit" if budget.allowance is None else f"{budget.allowance}, {budget.limited_by}")
-        else:
-            self.log.info("Plan for %s: nothing new to look up", self.progress.label)
-        self.answerer = QueryAnswerer(self.hook, self.lookup, budget, self.progress)
+        if budget.allowance is not None and budget.allowance < needed:
+            self.log.warning("Only %d of the %d credits needed may be spent (limited by %s); the rest is left "
+                             "for the next run", budget.allowance, needed, budget.limited_by)
+        answerer = QueryAnswerer(self.hook, self.lookup, budget, self.progress)
+        renewer = asyncio.create_task(self._renew_leases())
         try:
-            await self.enrich()
+            await self.claim_and_answer(to_ask, answerer, budget)
         finally:
-            self.progress.tick(self.log, force=True)
+            renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewer
+            try:
+                await self.db_write(job.answers.release, owner=self.owner)
+                await self.fill()
+            finally:
+                self._count_outcomes()
+                self.progress.log_summary(self.log)
         return self.progress.summary()
 
 
 async def run_table_job(job: TableJob, hook: NameLookupAsyncHook, log: logging.Logger | Any) -> dict[str, Any]:
     """Run one table enrichment and return its summary (see :class:`RunProgress`)."""
     return await TableRun(job, hook, log).run()
+

@@ -50,6 +50,17 @@ BOOKKEEPING = (
 STATUS_OK = "ok"
 STATUS_ERROR = "error"
 
+ANSWER_BOOKKEEPING = (
+    Column("query_hash", "text", 64), Column("lookup", "text", 32), Column("state", "text", 16),
+    Column("claimed_by", "text", 64), Column("lease_expires", "float"), Column("answered_by", "text", 64),
+    Column("answered_at", "float"), Column("credits", "int"),
+)
+"""The answers table's own columns; ``lease_expires`` and ``answered_at`` are UNIX times (s)."""
+ANSWER_RESULTS = tuple({c.name: c for c in (*_GENDER, *_ORIGIN)}.values())
+"""Result columns of both lookups (a query's hash says which lookup it belongs to)."""
+STATE_CLAIMED = "claimed"
+STATE_ANSWERED = "answered"
+
 _TYPES: dict[str, dict[str, str]] = {
     "sqlite": {"text": "TEXT", "longtext": "TEXT", "float": "REAL", "int": "INTEGER",
                "bigint": "INTEGER", "timestamp": "TEXT"},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -167,25 +168,30 @@ def _table_run(spec: RowSpec) -> Any:
 
     from airflow_provider_namelookup.tables.run import TableJob, TableRun
 
-    job = TableJob(source=SimpleNamespace(label="customers"), target=SimpleNamespace(name="customers_gender"),
-                   spec=spec)
-    return TableRun(job, hook=None, log=None)  # type: ignore[arg-type]
+    target = SimpleNamespace(name="customers_gender", dialect="sqlite")
+    job = TableJob(session=None, source=SimpleNamespace(label="customers"), target=target,  # type: ignore[arg-type]
+                   answers=None, spec=spec)  # type: ignore[arg-type]
+    return TableRun(job, hook=None, log=logging.getLogger("test"))  # type: ignore[arg-type]
 
 
-def test_table_run_plans_each_distinct_name_once_and_keeps_each_rows_key() -> None:
+def test_table_run_plans_each_distinct_value_once_and_counts_its_rows() -> None:
     run = _table_run(RowSpec(LookupKind.GENDER))
-    rows = [(1, "Anna", "DE", None), (2, "Anna", "DE", None), (3, "Anna", "FR", None), (4, "Anna", "DE", None)]
-    planned = [run._plan(row) for row in rows]
-    assert [p.ref for p in planned] == [1, 2, 3, 4]
-    assert planned[0].query_hash == planned[1].query_hash == plan_row(9, "Anna", GENDER, country="DE").query_hash
-    assert planned[2].query_hash != planned[0].query_hash
-    info = run._plan_values.cache_info()
-    assert (info.hits, info.misses) == (2, 2)
+    # (name, country, hash its rows have in the target, rows): the distinct pass's output.
+    for value in [("Anna", "DE", None, 5), ("Anna", "FR", None, 2), ("Anna", "DE", "old-hash", 3), ("", None, None, 4)]:
+        run._take(value)
+    anna_de = plan_row(9, "Anna", GENDER, country="DE").query_hash
+    assert run.rows_by_hash[anna_de] == 8 and len(run.queries) == 2
+    assert len(run.entries) == 3  # one map entry per raw value, whatever the stored hashes
+    assert (run.progress.rows_read, run.progress.rows_invalid) == (14, 4)
+    info = run._plan_value.cache_info()
+    assert (info.hits, info.misses) == (1, 3)
+    run._take(("Anna", "DE", anna_de, 6))  # rows already enriched with the same query
+    assert run.progress.rows_unchanged == 6 and run.rows_by_hash[anna_de] == 8
 
 
 def test_table_run_plans_values_that_cannot_be_memoised() -> None:
     run = _table_run(RowSpec(LookupKind.GENDER))
-    for key, name in ((1, ["Anna"]), (2, {"first": "Anna"}), (3, 1), (4, 1.0)):
-        planned = run._plan((key, name, None, None))
-        assert planned.ref == key and planned.query is None
+    for name in (["Anna"], {"first": "Anna"}, 1, 1.0):
+        planned = run._plan(name, None)
+        assert planned.query is None
         assert planned.error is not None and planned.error.field == "first_name"
