@@ -36,7 +36,11 @@ from typing import Any, ClassVar
 from airflow.sdk import BaseHook, Context
 
 from airflow_provider_namelookup.enrichment.plan import LookupKind
-from airflow_provider_namelookup.operators.base import GenderHintsMixin, NameLookupOperatorBase
+from airflow_provider_namelookup.operators.base import (
+    GenderHintsMixin,
+    NameLookupOperatorBase,
+    fail_without_retry_on_unfixable_errors,
+)
 from airflow_provider_namelookup.tables.answers import DEFAULT_ANSWERS_TABLE, AnswersTable
 from airflow_provider_namelookup.tables.run import TableJob, run_table_job
 from airflow_provider_namelookup.tables.session import WarehouseSession
@@ -163,7 +167,8 @@ class _SqlLookupOperator(NameLookupOperatorBase):
                 async with self.async_hook() as hook:
                     return await run_table_job(job, hook, self.log)
 
-            summary = asyncio.run(run())
+            with fail_without_retry_on_unfixable_errors():
+                summary = asyncio.run(run())
         finally:
             session.shutdown()
         summary.update(source=job.source.label, target=job.target.name, answers_table=job.answers.name,

@@ -126,7 +126,7 @@ def test_sql_source_where_shards_and_mapping(sqlite_warehouse: Any, write_dag: A
     even, odd = dag.xcom("enrich", 0), dag.xcom("enrich", 1)
     assert even["rows_read"] == odd["rows_read"] == 4
     # dag.test() runs the shards one after the other, so the second finds Anna already
-    # answered in the shared target table (shards running at the same time could both pay).
+    # answered in the shared answers table (tests/operators/test_sql_concurrency.py runs them at once).
     assert (even["lookups"] + odd["lookups"], even["cache_hits"] + odd["cache_hits"]) == (7, 1)
     assert namelookup.remaining() == 100 - 7
 
@@ -184,3 +184,23 @@ def test_openlineage_names_source_and_target(sqlite_warehouse: Any, namelookup: 
     assert [d.name for d in lineage.outputs] == [f"{table}_gender"]
     assert lineage.inputs[0].namespace == lineage.outputs[0].namespace
     assert lineage.inputs[0].namespace.startswith("sqlite://")
+
+
+def test_an_invalid_token_fails_the_table_task_without_spending_its_retries(sqlite_warehouse: Any, write_dag: Any,
+                                                                            namelookup: Any) -> None:
+    from tests.support import set_connection
+
+    set_connection("namelookup_bad_token", {"conn_type": "namelookup", "host": namelookup.url,
+                                            "password": "not-a-valid-token", "extra": {"backoff_base": 0.01}})
+    table = sqlite_warehouse.create_customers(CUSTOMERS)
+    dag = write_dag(f"""
+        from datetime import timedelta
+
+        SqlGenderLookupOperator(task_id="enrich", sql_conn_id={sqlite_warehouse.conn_id!r}, source_table={table!r},
+                                key_column="customer_id", name_column="name",
+                                namelookup_conn_id="namelookup_bad_token", retries=2, retry_delay=timedelta(0))
+    """)
+    assert str(dag.run().state) == "failed"
+    ti = dag.last_run.get_task_instance("enrich")
+    assert str(ti.state) == "failed" and ti.try_number == 1
+    assert namelookup.remaining() == 100
