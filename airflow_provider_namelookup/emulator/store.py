@@ -261,14 +261,6 @@ class Store:
                              (account_id, month, credits))
         return True
 
-    def refund(self, account_id: int, credits: int) -> None:
-        """Give back credits spent by a request that then failed inside the emulator."""
-        month = self.month()
-        with self._transaction() as conn:
-            conn.execute("UPDATE accounts SET remaining = remaining + ? WHERE id = ?", (credits, account_id))
-            conn.execute("UPDATE usage SET credits_used = MAX(0, credits_used - ?)"
-                         " WHERE account_id = ? AND month = ?", (credits, account_id, month))
-
     def remaining(self, account_id: int) -> int:
         """Credits left this month (after the monthly reset, if one is due)."""
         month = self.month()

@@ -74,11 +74,7 @@ class AnswersTable:
         return self._q(self.name)
 
     def exists(self) -> bool:
-        try:
-            self.session.fetchall(f"SELECT {self._q('query_hash')} FROM {self.quoted} WHERE 1 = 0")
-        except Exception:
-            return False
-        return True
+        return self.session.has_table(self.quoted, self._q('query_hash'))
 
     def ensure(self) -> bool:
         """Create the table if missing (safe when several runs try at once); True when created."""

@@ -114,6 +114,14 @@ class WarehouseSession:
         self.commit()  # ends the read's transaction, so the next read sees other tasks' commits
         return rows
 
+    def has_table(self, table: str, column: str) -> bool:
+        """Whether ``table`` (quoted) exists with ``column`` (quoted): a probe that reads no row."""
+        try:
+            self.fetchall(f"SELECT {column} FROM {table} WHERE 1 = 0")
+        except Exception:
+            return False
+        return True
+
     def stream(self, sql: str, params: Sequence[Any] | None, size: int) -> Iterator[list[tuple[Any, ...]]]:
         """Yield the rows of a query ``size`` at a time without holding them all (a server-side
         cursor on PostgreSQL). Advance it only through :meth:`run`."""

@@ -72,11 +72,7 @@ class TargetTable:
         return quote(self.session.hook, column)
 
     def exists(self) -> bool:
-        try:
-            self.session.fetchall(f"SELECT {self._q(self.key_column)} FROM {self.quoted} WHERE 1 = 0")
-        except Exception:
-            return False
-        return True
+        return self.session.has_table(self.quoted, self._q(self.key_column))
 
     @property
     def _index_name(self) -> str:
