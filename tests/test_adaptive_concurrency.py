@@ -38,7 +38,10 @@ async def test_origin_lookups_approach_the_limit_with_few_429s_and_pay_nothing_t
         limited_service: EmulatorProcess) -> None:
     faults = limited_service._admin("GET", "faults")
     assert faults["token_max_in_flight"] == LIMIT and faults["latency_ms"] == [200, 300]
-    names = distinct_names(2000)
+    # Slow start's first overshoot costs up to about LIMIT refused requests once per run (one
+    # round trip of doubling past the limit); the 2 % share is measured over a run long enough
+    # (4,000 lookups, about 35 s) for the steady state to dominate, not over that start-up alone.
+    names = distinct_names(4000)
     before = limited_service._admin("DELETE", "stats")
     assert before["requests"] == 0
     hook = NameLookupAsyncHook.for_url(limited_service.url, TOKEN)  # default ceiling: 64
