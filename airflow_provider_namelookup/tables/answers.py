@@ -25,7 +25,7 @@ Example::
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +43,7 @@ from airflow_provider_namelookup.tables.session import WarehouseSession
 
 DEFAULT_ANSWERS_TABLE = "namelookup_answers"
 _IN_CHUNK = 500
+_STORE_CHUNK = 1_000
 
 
 @dataclass
@@ -96,19 +97,28 @@ class AnswersTable:
             raise
         return True
 
-    def _chunks(self, hashes: Sequence[str]) -> Iterable[list[str]]:
+    def _among(self, hashes: Sequence[str]) -> Iterator[tuple[str, list[Any]]]:
+        """``query_hash IN hashes`` as ``(condition, params)`` pieces. PostgreSQL gets the whole
+        set as one array parameter (an index scan whatever the plan cache holds; a long ``IN``
+        list of parameters is scanned linearly row by row under a generic plan); the others
+        get ``IN`` lists short enough for every driver."""
+        column = self._q("query_hash")
+        if self.dialect.name == "postgresql":
+            if hashes:
+                yield f"{column} = ANY({self.dialect.placeholder})", [list(hashes)]
+            return
         for start in range(0, len(hashes), _IN_CHUNK):
-            yield list(hashes[start:start + _IN_CHUNK])
+            chunk = list(hashes[start:start + _IN_CHUNK])
+            yield f"{column} IN ({self.dialect.marks(len(chunk))})", chunk
 
     def states(self, hashes: Sequence[str]) -> dict[str, tuple[str, str | None, float | None, float | None]]:
         """``{hash: (state, claimed_by, lease_expires, answered_at)}`` for the hashes that have a row."""
         found: dict[str, tuple[str, str | None, float | None, float | None]] = {}
         columns = ", ".join(self._q(c) for c in ("query_hash", "state", "claimed_by", "lease_expires",
                                                  "answered_at"))
-        for chunk in self._chunks(hashes):
+        for among, params in self._among(hashes):
             for h, state, owner, lease, answered_at in self.session.fetchall(
-                    f"SELECT {columns} FROM {self.quoted} WHERE {self._q('query_hash')} "
-                    f"IN ({self.dialect.marks(len(chunk))})", chunk):
+                    f"SELECT {columns} FROM {self.quoted} WHERE {among}", params):
                 found[h] = (state, owner, lease, answered_at)
         return found
 
@@ -133,24 +143,28 @@ class AnswersTable:
         now = time.time()
         lease = now + lease_seconds
         q = self._q
-        insert = self.dialect.insert_if_absent(
-            self.quoted, [q("query_hash"), q("lookup"), q("state"), q("claimed_by"), q("lease_expires")],
-            q("query_hash"))
-        self.session.executemany(insert, [(h, lookup.value, STATE_CLAIMED, owner, lease) for h in hashes])
-        self.session.commit()
+        columns = [q("query_hash"), q("lookup"), q("state"), q("claimed_by"), q("lease_expires")]
         p = self.dialect.placeholder
-        for chunk in self._chunks(hashes):
-            marks = self.dialect.marks(len(chunk))
+        if self.dialect.name == "postgresql":  # one statement for the whole chunk
+            self.session.execute(
+                f"INSERT INTO {self.quoted} ({', '.join(columns)}) SELECT h, {p}, {p}, {p}, {p} "
+                f"FROM unnest({p}::text[]) AS h ON CONFLICT ({q('query_hash')}) DO NOTHING",
+                [lookup.value, STATE_CLAIMED, owner, lease, list(hashes)])
+        else:
+            insert = self.dialect.insert_if_absent(self.quoted, columns, q("query_hash"))
+            self.session.executemany(insert, [(h, lookup.value, STATE_CLAIMED, owner, lease) for h in hashes])
+        self.session.commit()
+        for among, params in self._among(hashes):
             self.session.execute(  # take over claims whose holder stopped renewing them
                 f"UPDATE {self.quoted} SET {q('claimed_by')} = {p}, {q('lease_expires')} = {p} "
-                f"WHERE {q('query_hash')} IN ({marks}) AND {q('state')} = {p} AND {q('lease_expires')} < {p}",
-                [owner, lease, *chunk, STATE_CLAIMED, now])
+                f"WHERE {among} AND {q('state')} = {p} AND {q('lease_expires')} < {p}",
+                [owner, lease, *params, STATE_CLAIMED, now])
             if stale_before is not None:
                 self.session.execute(  # refresh answers older than max_age
                     f"UPDATE {self.quoted} SET {q('state')} = {p}, {q('claimed_by')} = {p}, "
-                    f"{q('lease_expires')} = {p} WHERE {q('query_hash')} IN ({marks}) AND {q('state')} = {p} "
+                    f"{q('lease_expires')} = {p} WHERE {among} AND {q('state')} = {p} "
                     f"AND {q('answered_at')} < {p}",
-                    [STATE_CLAIMED, owner, lease, *chunk, STATE_ANSWERED, stale_before])
+                    [STATE_CLAIMED, owner, lease, *params, STATE_ANSWERED, stale_before])
         self.session.commit()
 
     def renew(self, *, owner: str, lease_seconds: float) -> None:
@@ -162,13 +176,19 @@ class AnswersTable:
             [time.time() + lease_seconds, owner, STATE_CLAIMED])
         self.session.commit()
 
-    def store(self, answers: Mapping[str, tuple[Any, ...]], *, owner: str, lookup: LookupKind) -> int:
-        """Write answers (result column values by hash) into the rows ``owner`` holds; how many
-        were stored (an answer whose claim was taken over meanwhile is not)."""
+    def store(self, answers: Mapping[str, tuple[Any, ...]], *, owner: str, lookup: LookupKind) -> set[str]:
+        """Write answers (result column values by hash) into the rows ``owner`` holds; the hashes
+        stored (an answer whose claim was taken over meanwhile is not)."""
         if not answers:
-            return 0
+            return set()
         if self.dialect.name == "postgresql":
-            return self._store_postgres(answers, owner=owner, lookup=lookup)
+            hashes = list(answers)
+            stored: set[str] = set()
+            for start in range(0, len(hashes), _STORE_CHUNK):
+                part = {h: answers[h] for h in hashes[start:start + _STORE_CHUNK]}
+                stored |= self._store_postgres(part, owner=owner, lookup=lookup)
+            self.session.commit()
+            return stored
         p = self.dialect.placeholder
         names = [c.name for c in result_columns(lookup)]
         sets = ", ".join(f"{self._q(n)} = {p}" for n in
@@ -179,46 +199,45 @@ class AnswersTable:
         self.session.executemany(sql, [(STATE_ANSWERED, None, None, owner, now, lookup.credits_per_query,
                                         *values, h, owner) for h, values in answers.items()])
         self.session.commit()
-        stored = 0
-        for chunk in self._chunks(list(answers)):
-            stored += self.session.fetchall(
-                f"SELECT COUNT(*) FROM {self.quoted} WHERE {self._q('query_hash')} "
-                f"IN ({self.dialect.marks(len(chunk))}) AND {self._q('answered_by')} = {p}", [*chunk, owner])[0][0]
-        return int(stored)
+        found: set[str] = set()
+        for among, params in self._among(list(answers)):
+            found.update(row[0] for row in self.session.fetchall(
+                f"SELECT {self._q('query_hash')} FROM {self.quoted} WHERE {among} "
+                f"AND {self._q('answered_by')} = {p}", [*params, owner]))
+        return found
 
-    def _store_postgres(self, answers: Mapping[str, tuple[Any, ...]], *, owner: str, lookup: LookupKind) -> int:
-        """One ``UPDATE ... FROM (VALUES ...)`` per batch instead of a statement per answer."""
+    def _store_postgres(self, answers: Mapping[str, tuple[Any, ...]], *, owner: str,
+                        lookup: LookupKind) -> set[str]:
+        """One ``UPDATE ... FROM unnest(<one array per column>)`` per batch: a statement whose
+        text never changes (the server prepares it once), whatever the batch's size."""
         q = self._q
         columns = result_columns(lookup)
-        casts = [f"%s::{column_type(c, 'postgresql')}" for c in columns]
-        row = f"(%s, {', '.join(casts)})"
+        arrays = ", ".join(["%s::TEXT[]", *(f"%s::{column_type(c, 'postgresql')}[]" for c in columns)])
         names = ", ".join(["query_hash", *(c.name for c in columns)])
         sets = ", ".join(f"{q(c.name)} = v.{c.name}" for c in columns)
-        rows = ", ".join([row] * len(answers))
-        params: list[Any] = [STATE_ANSWERED, owner, time.time(), lookup.credits_per_query]
-        for h, values in answers.items():
-            params += [h, *values]
+        values = list(answers.values())
+        params: list[Any] = [STATE_ANSWERED, owner, time.time(), lookup.credits_per_query, list(answers)]
+        params += [[row[i] for row in values] for i in range(len(columns))]
         params.append(owner)
         stored = self.session.fetchall(
             f"UPDATE {self.quoted} AS a SET {q('state')} = %s, {q('claimed_by')} = NULL, "
             f"{q('lease_expires')} = NULL, {q('answered_by')} = %s, {q('answered_at')} = %s, "
-            f"{q('credits')} = %s, {sets} FROM (VALUES {rows}) AS v({names}) "
+            f"{q('credits')} = %s, {sets} FROM unnest({arrays}) AS v({names}) "
             f"WHERE a.{q('query_hash')} = v.query_hash AND a.{q('claimed_by')} = %s RETURNING a.{q('query_hash')}",
             params)
-        return len(stored)
+        return {row[0] for row in stored}
 
     def release(self, *, owner: str, hashes: Sequence[str] | None = None) -> None:
         """Give up what ``owner`` claimed and did not answer (of ``hashes``, or all): fresh
         claims are deleted, a stale answer being refreshed goes back to answered."""
         p, q = self.dialect.placeholder, self._q
-        groups: Iterable[list[str]] = [[]] if hashes is None else self._chunks(list(hashes))
-        for chunk in groups:
-            among = f" AND {q('query_hash')} IN ({self.dialect.marks(len(chunk))})" if chunk else ""
+        groups: Iterable[tuple[str, list[Any]]] = [("1 = 1", [])] if hashes is None else self._among(list(hashes))
+        for among, params in groups:
             self.session.execute(
                 f"DELETE FROM {self.quoted} WHERE {q('claimed_by')} = {p} AND {q('state')} = {p} "
-                f"AND {q('answered_at')} IS NULL{among}", [owner, STATE_CLAIMED, *chunk])
+                f"AND {q('answered_at')} IS NULL AND {among}", [owner, STATE_CLAIMED, *params])
             self.session.execute(
                 f"UPDATE {self.quoted} SET {q('state')} = {p}, {q('claimed_by')} = NULL, "
-                f"{q('lease_expires')} = NULL WHERE {q('claimed_by')} = {p} AND {q('state')} = {p}{among}",
-                [STATE_ANSWERED, owner, STATE_CLAIMED, *chunk])
+                f"{q('lease_expires')} = NULL WHERE {q('claimed_by')} = {p} AND {q('state')} = {p} AND {among}",
+                [STATE_ANSWERED, owner, STATE_CLAIMED, *params])
         self.session.commit()

@@ -96,23 +96,26 @@ class SqlDialect:
         raise NotImplementedError(f"insert-if-absent is not written for the {self.name!r} dialect")
 
     def upsert_from_select(self, table: str, columns: Sequence[str], key: str, select: str, *,
-                           keep_if_same: tuple[str, str]) -> str:
+                           keep_larger_if_same: tuple[str, str]) -> str:
         """A statement that inserts ``select``'s rows into ``table``, updating rows with the same key.
 
-        :param keep_if_same: ``(kept, compared)``: an updated row keeps its ``kept`` column when
-            its ``compared`` column does not change (a run that rewrites rows another run just
-            wrote must not zero the credits that run put on them).
+        :param keep_larger_if_same: ``(kept, compared)``: an updated row whose ``compared``
+            column does not change keeps the larger of its old and new ``kept`` value (runs that
+            rewrite each other's rows, in any order, never zero a charge one of them put there).
         """
-        kept, compared = keep_if_same
+        kept, compared = keep_larger_if_same
         names = ", ".join(columns)
         others = [c for c in columns if c not in (key, kept)]
         if self.name == "mysql":  # assignments run left to right: decide `kept` before `compared` changes
-            sets = [f"{table}.{kept} = IF({table}.{compared} = VALUES({compared}), {table}.{kept}, VALUES({kept}))",
+            sets = [f"{table}.{kept} = IF({table}.{compared} = VALUES({compared}), "
+                    f"GREATEST(COALESCE({table}.{kept}, 0), VALUES({kept})), VALUES({kept}))",
                     *(f"{table}.{c} = VALUES({c})" for c in others)]
             return f"INSERT INTO {table} ({names}) {select} ON DUPLICATE KEY UPDATE {', '.join(sets)}"
         old = "tgt." if self.name == "postgresql" else ""
-        sets = [f"{kept} = CASE WHEN {old}{compared} = excluded.{compared} THEN {old}{kept} "
-                f"ELSE excluded.{kept} END", *(f"{c} = excluded.{c}" for c in others)]
+        larger = "GREATEST" if self.name == "postgresql" else "MAX"
+        sets = [f"{kept} = CASE WHEN {old}{compared} = excluded.{compared} "
+                f"THEN {larger}(COALESCE({old}{kept}, 0), excluded.{kept}) ELSE excluded.{kept} END",
+                *(f"{c} = excluded.{c}" for c in others)]
         alias = " AS tgt" if self.name == "postgresql" else ""
         return (f"INSERT INTO {table}{alias} ({names}) {select} "
                 f"ON CONFLICT ({key}) DO UPDATE SET {', '.join(sets)}")

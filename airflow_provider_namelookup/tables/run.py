@@ -12,9 +12,10 @@
    and each answered batch is stored at once. Hashes another run holds are waited for;
    if its lease expires (the run died) they are taken over. What the budget does not
    cover is released for the next run.
-3. **Fill** — the raw-value map (a temporary table) goes to the warehouse and the target
-   is upserted from ``source ⋈ map ⋈ answers`` in one statement; one row per query this
-   run paid for carries its price in ``credits_used``.
+3. **Fill** — the raw-value map (a temporary table) goes to the warehouse, is joined once
+   to the answers table, and the target is upserted from ``source ⋈ resolved map`` in one
+   statement; the lowest-keyed row of each query this run paid for carries its price in
+   ``credits_used`` (the distinct pass read that key with each value).
 
 If a lookup fails (credits exhausted, network gone after retries), the answers received
 are already stored, the target is filled with them, the claims are released, and the
@@ -100,11 +101,17 @@ class TableRun:
         self.progress = RunProgress(label=f"{job.source.label} -> {job.target.name}",
                                     interval=job.progress_interval)
         self.entries: dict[Any, MapEntry] = {}
+        self.first_rows: dict[str, tuple[Any, Any]] = {}
+        """query hash -> (lowest key of its rows to write, the map entry holding that row)"""
         self.rows_by_hash: Counter[str] = Counter()
         self.queries: dict[str, Query] = {}
         self.answered_before: set[str] = set()
         self.answered_elsewhere: set[str] = set()
         self.answered_here: set[str] = set()
+        self.paid_here: set[str] = set()
+        """What this run stored in the answers table itself (its rows carry the price)."""
+        self._unstored: dict[str, tuple[Any, ...]] = {}
+        self._storing: asyncio.Future[None] | None = None
         self.deferred: set[str] = set()
         self.lost_claims = 0
         self.invalid_values = 0
@@ -142,22 +149,33 @@ class TableRun:
         return key
 
     def _take(self, value: DistinctValue) -> None:
-        name, country, stored_hash, rows = value
+        name, country, stored_hash, rows, first_key = value
         rows = int(rows)
         self.progress.rows_read += rows
         planned = self._plan(name, country)
         if stored_hash == planned.query_hash:
             self.progress.rows_unchanged += rows
             return
-        self.entries.setdefault(self._entry_key(name, country), (
-            name, country, planned.query_hash, None if planned.error is None else str(planned.error)))
+        entry_key = self._entry_key(name, country)
+        self.entries.setdefault(entry_key, (
+            name, country, planned.query_hash, None if planned.error is None else str(planned.error), None))
         if planned.error is not None:
             self.progress.rows_invalid += rows
             self._note_invalid(planned, rows)
             return
         assert planned.query is not None
         self.rows_by_hash[planned.query_hash] += rows
+        self._note_first_row(planned.query_hash, first_key, entry_key)
         self.queries.setdefault(planned.query_hash, planned.query.with_id(None))
+
+    def _note_first_row(self, query_hash: str, key: Any, entry_key: Any) -> None:
+        known = self.first_rows.get(query_hash)
+        try:
+            lower = known is None or key < known[0]
+        except TypeError:  # keys that do not compare: any one row will do
+            lower = False
+        if lower:
+            self.first_rows[query_hash] = (key, entry_key)
 
     def _note_invalid(self, planned: PlannedRow, rows: int) -> None:
         self.invalid_values += 1
@@ -246,27 +264,47 @@ class TableRun:
     async def _store(self, values: dict[str, tuple[Any, ...]]) -> None:
         stored = await self.db_write(self.job.answers.store, values, owner=self.owner, lookup=self.lookup)
         self.answered_here.update(values)
-        if stored < len(values):
-            self.lost_claims += len(values) - stored
+        self.paid_here |= stored
+        if len(stored) < len(values):
+            self.lost_claims += len(values) - len(stored)
             self.log.warning("%d answers came after their claims had expired and been taken over by "
-                             "another run: raise lease_seconds", len(values) - stored)
+                             "another run: raise lease_seconds", len(values) - len(stored))
+
+    async def _store_unstored(self) -> None:
+        while self._unstored:
+            batch, self._unstored = self._unstored, {}
+            await self._store(batch)
+
+    async def _keep(self, values: dict[str, tuple[Any, ...]]) -> None:
+        """Store answered values; what arrives while a store runs goes in the next, bigger one.
+        Waits when more than a few requests' worth is paid for but not stored yet."""
+        self._unstored.update(values)
+        if self._storing is not None and self._storing.done():
+            storing, self._storing = self._storing, None
+            storing.result()  # a failed store's error
+        if self._storing is None:
+            self._storing = asyncio.ensure_future(self._store_unstored())
+        elif len(self._unstored) >= self.chunk_size // 4:
+            await asyncio.shield(self._storing)
+
+    async def _kept(self) -> None:
+        """Wait until everything answered is stored (the error of a store that failed)."""
+        if self._storing is not None:
+            storing, self._storing = self._storing, None
+            await storing
+        if self._unstored:
+            await self._store_unstored()
 
     async def _send(self, mine: list[str], answerer: QueryAnswerer) -> None:
-        """Send claimed queries; each answered batch is stored while the next requests run."""
-        stores: list[asyncio.Future[None]] = []
+        """Send claimed queries; answered batches are stored while the next requests run."""
         try:
             async for chunk in answerer.answer({h: self.queries[h] for h in mine}):
-                values = {h: result_values(self.lookup, result) for h, result in chunk.items()}
-                stores.append(asyncio.ensure_future(self._store(values)))
-                unstored = [store for store in stores if not store.done()]
-                if len(unstored) >= min(self.hook.max_concurrency, _CHUNK_REQUESTS_CAP):  # paid, not yet kept: few
-                    await asyncio.wait(unstored, return_when=asyncio.FIRST_COMPLETED)
+                await self._keep({h: result_values(self.lookup, result) for h, result in chunk.items()})
         finally:
-            outcomes = await asyncio.gather(*stores, return_exceptions=True)
-            await self.db_write(self.job.answers.release, owner=self.owner, hashes=mine)
-            for outcome in outcomes:
-                if isinstance(outcome, BaseException):
-                    raise outcome
+            try:
+                await self._kept()
+            finally:
+                await self.db_write(self.job.answers.release, owner=self.owner, hashes=mine)
 
     async def _renew_leases(self) -> None:
         while True:
@@ -277,24 +315,29 @@ class TableRun:
     async def fill(self) -> None:
         job = self.job
         if not self.entries:
-            if self.target_created:
-                await self.db_write(job.target.ensure_index)
             return
         started = time.monotonic()
         value_map = ValueMap(job.session, job.source)
         await self.db(value_map.create)
         try:
-            await self.db(value_map.load, list(self.entries.values()))
-            await self.db_write(job.target.fill, job.source, value_map, job.answers, stamp=self.stamp,
+            await self.db(value_map.load, self._map_entries())
+            await self.db(value_map.resolve, job.answers, self.lookup)
+            await self.db_write(job.target.fill, job.source, value_map, stamp=self.stamp,
                                 stale_before=self.stale_rows_before, new_table=self.target_created)
-            if self.target_created:
-                await self.db_write(job.target.ensure_index)
-            if self.answered_here:
-                await self.db_write(job.target.charge, job.answers, owner=self.owner)
         finally:
             await self.db(value_map.drop)
         self.log.info("Filled %s from %d distinct values in %.1f s", job.target.name, len(self.entries),
                       time.monotonic() - started)
+
+    def _map_entries(self) -> list[MapEntry]:
+        """The map's entries, the charged row's key on the entry of each query this run paid for."""
+        entries = dict(self.entries)
+        for query_hash in self.paid_here:
+            if query_hash in self.first_rows:
+                key, entry_key = self.first_rows[query_hash]
+                name, country, h, error, _ = entries[entry_key]
+                entries[entry_key] = (name, country, h, error, key)
+        return list(entries.values())
 
     def _count_outcomes(self) -> None:
         p = self.progress

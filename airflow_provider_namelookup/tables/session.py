@@ -39,6 +39,14 @@ def is_lock_conflict(err: BaseException) -> bool:
     return any(word in str(err).lower() for word in _CONFLICT_WORDS)
 
 
+def is_duplicate_key(err: BaseException) -> bool:
+    """Whether ``err`` is a unique-key violation (PostgreSQL, MySQL/MariaDB, SQLite)."""
+    state = getattr(err, "sqlstate", None) or getattr(err, "pgcode", None)
+    if state == "23505" or getattr(err, "errno", None) == 1062 or (err.args and err.args[0] == 1062):
+        return True
+    return "unique constraint failed" in str(err).lower() or "duplicate key" in str(err).lower()
+
+
 class WarehouseSession:
     """A DB-API connection from a common-sql ``DbApiHook``, opened on first use.
 
@@ -105,6 +113,25 @@ class WarehouseSession:
         """Run one statement for many parameter rows (not committed)."""
         if rows:
             self._cursor_call(lambda cursor: cursor.executemany(sql, rows))
+
+    def insert_many(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """Insert rows into ``table`` (quoted; ``columns`` quoted), not committed: with ``COPY``
+        on psycopg 3 (one stream instead of a statement per row), else ``executemany``."""
+        if not rows:
+            return
+
+        def copy_rows(cursor: Any) -> bool:
+            if not hasattr(cursor, "copy"):  # psycopg2 and the other drivers
+                return False
+            with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return True
+
+        if self.dialect.name == "postgresql" and self._cursor_call(copy_rows):
+            return
+        self.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({self.dialect.marks(len(columns))})",
+                         rows)
 
     def fetchall(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
         def work(cursor: Any) -> list[tuple[Any, ...]]:

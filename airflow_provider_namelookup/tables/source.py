@@ -12,7 +12,7 @@ Example::
     source = TableSource(session, table="customers", key_column="customer_id",
                          name_column="first_name", country_column="country", where="customer_id % 8 = 3")
     for batch in source.distinct_values(target, joined=True):
-        for name, country, enriched_hash, rows in batch: ...
+        for name, country, enriched_hash, rows, first_key in batch: ...
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from airflow_provider_namelookup.tables.identifiers import check_identifier, quo
 from airflow_provider_namelookup.tables.session import WarehouseSession
 from airflow_provider_namelookup.tables.target import TargetTable
 
-DistinctValue = tuple[Any, Any, Any, int]
-"""``(name, country or None, query hash its rows have in the target or None, row count)``"""
+DistinctValue = tuple[Any, Any, Any, int, Any]
+"""``(name, country or None, query hash its rows have in the target or None, row count, lowest key)``"""
 
 
 class TableSource:
@@ -88,7 +88,7 @@ class TableSource:
 
     def distinct_values(self, target: TargetTable, *, joined: bool, stale_before: Any = None,
                         batch_size: int = 10_000) -> Iterator[list[DistinctValue]]:
-        """Yield the source's distinct ``(name, country, hash in the target, rows)``, in batches.
+        """Yield the source's distinct ``(name, country, hash in the target, rows, lowest key)``, in batches.
 
         The warehouse does the row work: one GROUP BY over the source left-joined to the
         target, so Python only sees each distinct raw value (with the hash its rows were
@@ -122,6 +122,6 @@ class TableSource:
         else:
             columns = [e if e is not None else "NULL" for e in slots]
             groups = [str(position) for position, _ in grouped]
-        select = (f"SELECT {', '.join(columns)}, COUNT(*) "
+        select = (f"SELECT {', '.join(columns)}, COUNT(*), MIN(s.{self._q(self.key_column)}) "
                   f"FROM {self.relation(with_params=bool(params))} s {join} GROUP BY {', '.join(groups)}")
         yield from self.session.stream(select, params, batch_size)
