@@ -71,8 +71,6 @@ class WarehouseSession:
             if self.dialect.name == "sqlite":
                 # Several task instances may write one SQLite file: wait for the lock, don't fail.
                 self._conn.execute(f"PRAGMA busy_timeout = {_SQLITE_BUSY_TIMEOUT_MS}")
-                # Set-based fills touch big indexes: a page cache of 32 MB instead of 2 MB.
-                self._conn.execute("PRAGMA cache_size = -32768")
             elif self.dialect.name == "mysql":
                 # INSERT ... SELECT then reads without locking what it reads (no gap locks to deadlock on).
                 cursor = self._conn.cursor()

@@ -198,3 +198,13 @@ def test_any_json_is_accepted_or_refused_with_an_identifier(raw: object) -> None
     else:
         assert 1 <= len(q.name) <= 100
         q.to_payload()  # always JSON-ready
+
+
+def test_forbidden_characters_are_exactly_the_non_space_controls_and_surrogates() -> None:
+    import unicodedata
+
+    from airflow_provider_namelookup.validation import _has_forbidden_characters
+
+    for ch in map(chr, range(0x110000)):
+        expected = unicodedata.category(ch) in ("Cc", "Cs") and not ch.isspace()
+        assert _has_forbidden_characters(f"Ann{ch}a") is expected, hex(ord(ch))
