@@ -61,10 +61,14 @@ class Query:
                             self.locale or "", self.ip or ""))
 
     def with_id(self, id: int | str | None) -> Query:
+        if id is None and self.id is None:
+            return self
         return replace(self, id=id)
 
     def without_hints(self) -> Query:
         """The country-of-origin form of this query, which takes no hints."""
+        if self.country is None and self.locale is None and self.ip is None:
+            return self
         return replace(self, country=None, locale=None, ip=None)
 
     @property

@@ -67,6 +67,7 @@ _EMAIL = re.compile(r"^[^@\s.]+(?:\.[^@\s.]+)*@[^@\s.]+(?:\.[^@\s.]+)+$")
 _SIGNUP_LOCALE = re.compile(r"^[A-Za-z]{2}$")
 _LOCALE = re.compile(r"^([A-Za-z]{2})[_-]([A-Za-z]{2})$")
 _WHITESPACE = re.compile(r"\s+")
+_ASCII_LETTER = re.compile("[A-Za-z]")
 _FORBIDDEN = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff]")
 """Control characters (Cc) that are not whitespace, and surrogates (Cs): one regex search
 instead of a Python loop over the characters (the table engine validates every distinct value)."""
@@ -125,6 +126,8 @@ def validate_name(kind: NameKind, value: Any) -> str:
 
 
 def _holds_letter(text: str) -> bool:
+    if text.isascii():
+        return _ASCII_LETTER.search(text) is not None
     return any(ch.isalpha() for ch in text)
 
 

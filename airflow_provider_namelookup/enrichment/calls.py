@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from airflow_provider_namelookup.enrichment.budget import CreditBudget, InsufficientCreditsMode
-from airflow_provider_namelookup.enrichment.plan import LookupKind, query_hash
+from airflow_provider_namelookup.enrichment.plan import LookupKind
 from airflow_provider_namelookup.enrichment.progress import RunProgress
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.models import Query
@@ -57,10 +57,10 @@ class QueryAnswerer:
         items = list(queries.items())
         allowed = self.budget.grant(len(items), cost=cost)
         self.deferred.update(h for h, _ in items[allowed:])
-        to_send = [q for _, q in items[:allowed]]
+        to_send = {self._sent_form(q).cache_key: h for h, q in items[:allowed]}
         answered = 0
         try:
-            async for chunk in self._results(to_send):
+            async for chunk in self._results([q for _, q in items[:allowed]], to_send):
                 answered += len(chunk)
                 self.progress.lookups += len(chunk)
                 yield chunk
@@ -69,12 +69,17 @@ class QueryAnswerer:
             self.progress.credits_used = self.hook.stats.credits_used
             self.progress.absorb_call_stats(self.hook.stats)
 
-    async def _results(self, queries: list[Query]) -> AsyncIterator[dict[str, dict[str, Any]]]:
+    def _sent_form(self, query: Query) -> Query:
+        return query if self.lookup.takes_hints else query.without_hints()
+
+    async def _results(self, queries: list[Query], hashes: dict[str, str]
+                       ) -> AsyncIterator[dict[str, dict[str, Any]]]:
+        """Answers by query hash (``hashes``: the hash of each query by its cache key, as sent)."""
         if not queries:
             return
         if self.lookup is LookupKind.GENDER:
             async for batch, results in self.hook.iter_gender_batches(queries):
-                yield {query_hash(self.lookup, q): r for q, r in zip(batch, results, strict=True)}
+                yield {hashes[q.cache_key]: r for q, r in zip(batch, results, strict=True)}
         else:
             async for query, result in self.hook.iter_country_of_origin(queries):
-                yield {query_hash(self.lookup, query): result}
+                yield {hashes[query.cache_key]: result}

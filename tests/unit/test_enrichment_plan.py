@@ -176,16 +176,18 @@ def _table_run(spec: RowSpec) -> Any:
 
 def test_table_run_plans_each_distinct_value_once_and_counts_its_rows() -> None:
     run = _table_run(RowSpec(LookupKind.GENDER))
-    # (name, country, hash its rows have in the target, rows): the distinct pass's output.
-    for value in [("Anna", "DE", None, 5), ("Anna", "FR", None, 2), ("Anna", "DE", "old-hash", 3), ("", None, None, 4)]:
+    # (name, country, hash its rows have in the target, rows, lowest key): the distinct pass's output.
+    for value in [("Anna", "DE", None, 5, 20), ("Anna", "FR", None, 2, 3), ("Anna", "DE", "old-hash", 3, 11),
+                  ("", None, None, 4, 1)]:
         run._take(value)
     anna_de = plan_row(9, "Anna", GENDER, country="DE").query_hash
     assert run.rows_by_hash[anna_de] == 8 and len(run.queries) == 2
+    assert run.first_rows[anna_de][0] == 11  # the row that will carry the query's price
     assert len(run.entries) == 3  # one map entry per raw value, whatever the stored hashes
     assert (run.progress.rows_read, run.progress.rows_invalid) == (14, 4)
     info = run._plan_value.cache_info()
     assert (info.hits, info.misses) == (1, 3)
-    run._take(("Anna", "DE", anna_de, 6))  # rows already enriched with the same query
+    run._take(("Anna", "DE", anna_de, 6, 2))  # rows already enriched with the same query
     assert run.progress.rows_unchanged == 6 and run.rows_by_hash[anna_de] == 8
 
 
