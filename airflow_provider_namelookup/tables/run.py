@@ -55,7 +55,7 @@ from airflow_provider_namelookup.tables.target import TargetTable
 from airflow_provider_namelookup.tables.valuemap import MapEntry, ValueMap
 
 _INVALID_VALUES_LOGGED = 20
-_PLAN_MEMO_SIZE = 65_536
+_PLAN_MEMO_SIZE = 1_024
 _CHUNK_REQUESTS_CAP = 16
 """Requests' worth of queries a run claims at a time is 4x this at most (whatever
 ``max_concurrency``), so parallel runs keep dividing the work between them."""

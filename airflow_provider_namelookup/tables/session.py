@@ -28,6 +28,9 @@ T = TypeVar("T")
 _SQLITE_BUSY_TIMEOUT_MS = 120_000
 _CONFLICT_ATTEMPTS = 6
 _CONFLICT_SQLSTATES = {"40001", "40P01"}
+_PG_AGGREGATION_MEMORY = "SET LOCAL work_mem = '64MB'"
+"""For the distinct pass's join and GROUP BY: with PostgreSQL's default 4 MB they spill to disk
+(an unchanged 10,000,000-row rerun read its distinct values in 34 s; 20 s with 64 MB)."""
 _CONFLICT_WORDS = ("deadlock", "lock wait timeout", "database is locked", "could not serialize")
 
 
@@ -151,6 +154,8 @@ class WarehouseSession:
         """Yield the rows of a query ``size`` at a time without holding them all (a server-side
         cursor on PostgreSQL). Advance it only through :meth:`run`."""
         streaming = self.dialect.name == "postgresql"
+        if streaming:
+            self.execute(_PG_AGGREGATION_MEMORY)  # this transaction only
         cursor = self.conn.cursor(name="namelookup_stream") if streaming else self.conn.cursor()
         try:
             if streaming:
