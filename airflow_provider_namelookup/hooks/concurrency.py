@@ -4,7 +4,9 @@
 its congestion window, applied to requests instead of packets:
 
 * **slow start**: the limit starts at ``initial`` and grows by one for each fast, clean
-  answer, so it doubles every round trip until the first sign of trouble;
+  answer, so it doubles every round trip until the first sign of trouble; above 16 it
+  grows by at most 8 a round trip (*limited slow start*, RFC 3742), so that running into
+  a service's limit costs a few refused requests, not as many as the limit itself;
 * **additive increase**: after that it grows by ``1 / limit`` per fast, clean answer,
   about one request per round trip;
 * **multiplicative decrease**: an HTTP 429, a 5xx, a timeout or a lost connection
@@ -47,6 +49,8 @@ DEFAULT_MAX_CONCURRENCY = 64
 about what one client process can drive with httpx; a higher ceiling would buy nothing
 on one worker and would only let a burst hit the service harder."""
 DEFAULT_INITIAL_CONCURRENCY = 4
+LIMITED_SLOW_START = 16
+"""Above this limit slow start adds at most half of it per round trip (RFC 3742's max_ssthresh)."""
 _LATENCY_WINDOW = 100
 _LATENCY_SMOOTHING = 0.1
 
@@ -191,7 +195,12 @@ class ConcurrencyLimit:
     def _grow(self, ticket: Ticket) -> None:
         if self._last_full < ticket.sequence:
             return  # the limit was never full while this request was out: growing it would prove nothing
-        step = 1.0 if self.slow_start else 1.0 / self.limit
+        if not self.slow_start:
+            step = 1.0 / self.limit
+        elif self.limit <= LIMITED_SLOW_START:
+            step = 1.0
+        else:
+            step = LIMITED_SLOW_START / 2 / self.limit
         self.limit = min(float(self.ceiling), self.limit + step)
 
     def _back_off(self, ticket: Ticket) -> None:

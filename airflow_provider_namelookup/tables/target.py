@@ -118,6 +118,7 @@ class TargetTable:
         if new_table:
             try:
                 self._fill(source, value_map, stamp=stamp, stale_before=None, mode="insert")
+                self._analyze()
                 return
             except Exception as err:
                 self.session.rollback()
@@ -125,6 +126,13 @@ class TargetTable:
                     raise
         self._fill(source, value_map, stamp=stamp, stale_before=stale_before,
                    mode="upsert-new" if new_table else "upsert")
+
+    def _analyze(self) -> None:
+        """Statistics for a table just bulk-filled (PostgreSQL), so that the next run's distinct
+        pass is planned on them instead of on an empty table's (autovacuum comes later)."""
+        if self.dialect == "postgresql":
+            self.session.execute(f"ANALYZE {self.quoted}")
+            self.session.commit()
 
     def _fill(self, source: TableSource, value_map: ValueMap, *, stamp: Any, stale_before: Any,
               mode: Literal["insert", "upsert-new", "upsert"]) -> None:

@@ -45,12 +45,13 @@ def round_trip(limit: ConcurrencyLimit, clock: Clock, outcome: Outcome = Outcome
     return len(tickets)
 
 
-def test_slow_start_doubles_the_limit_each_round_trip() -> None:
+def test_slow_start_doubles_the_limit_each_round_trip_up_to_16_then_adds_about_8() -> None:
     clock = Clock()
     limit = ConcurrencyLimit(ceiling=64, initial=4, clock=clock)
-    sent = [round_trip(limit, clock) for _ in range(5)]
-    assert sent == [4, 8, 16, 32, 64]
-    assert limit.current == 64 and limit.peak_in_flight == 64
+    sent = [round_trip(limit, clock) for _ in range(10)]
+    assert sent[:3] == [4, 8, 16]  # doubling
+    assert all(7 <= b - a <= 8 for a, b in zip(sent[2:-2], sent[3:-1], strict=True))  # limited (RFC 3742)
+    assert sent[-1] == 64 and limit.current == 64 and limit.peak_in_flight == 64
 
 
 def test_the_limit_never_passes_the_ceiling_nor_falls_below_one() -> None:
