@@ -21,12 +21,15 @@ from airflow_provider_namelookup.models import Query
 
 
 async def decide_budget(hook: NameLookupAsyncHook, needed: int, *, max_credits: int | None,
-                        mode: InsufficientCreditsMode, check_remaining: bool) -> CreditBudget:
+                        mode: InsufficientCreditsMode, check_remaining: bool,
+                        remaining: int | None = None) -> CreditBudget:
     """The run's budget, checked before anything is spent (one free statistic call when
-    something is needed and ``check_remaining``); see :meth:`CreditBudget.decide`."""
-    remaining = None
-    if needed and check_remaining:
+    something is needed and ``check_remaining``, unless ``remaining`` was read already);
+    see :meth:`CreditBudget.decide`."""
+    if needed and check_remaining and remaining is None:
         remaining = int((await hook.get_statistic()).get("remaining_credits") or 0)
+    elif not check_remaining:
+        remaining = None
     return CreditBudget.decide(needed=needed, max_credits=max_credits, remaining=remaining, mode=mode)
 
 

@@ -43,6 +43,8 @@ class RunProgress:
     requests: int = 0
     retries: int = 0
     queries_maybe_charged_twice: int = 0
+    lookups_while_reading: int = 0
+    """Lookups answered before the distinct pass ended (pipelined country-of-origin runs)."""
     concurrency: int = field(default=0, repr=False)
     latency_ms: float = field(default=0.0, repr=False)
     started: float = field(default_factory=time.monotonic, repr=False)

@@ -12,6 +12,9 @@
    and each answered batch is stored at once. Hashes another run holds are waited for;
    if its lease expires (the run died) they are taken over. What the budget does not
    cover is released for the next run.
+   Country-of-origin runs on PostgreSQL and MySQL overlap steps 1 and 2 when one query
+   per source row would fit the budget: each batch of the distinct pass (read on a
+   connection of its own) is claimed and sent while the next is read.
 3. **Fill** — the raw-value map (a temporary table) goes to the warehouse, is joined once
    to the answers table, and the target is upserted from ``source ⋈ resolved map`` in one
    statement; the lowest-keyed row of each query this run paid for carries its price in
@@ -43,7 +46,7 @@ from typing import Any
 
 from airflow_provider_namelookup.enrichment.budget import CreditBudget, InsufficientCreditsMode
 from airflow_provider_namelookup.enrichment.calls import QueryAnswerer, decide_budget
-from airflow_provider_namelookup.enrichment.plan import PlannedRow, RowSpec, plan_row
+from airflow_provider_namelookup.enrichment.plan import LookupKind, PlannedRow, RowSpec, plan_row
 from airflow_provider_namelookup.enrichment.progress import RunProgress
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.models import Query
@@ -114,6 +117,8 @@ class TableRun:
         self._storing: asyncio.Future[None] | None = None
         self.deferred: set[str] = set()
         self.lost_claims = 0
+        self.remaining_credits: int | None = None
+        """The account's remaining credits, once read."""
         self.invalid_values = 0
         self.target_created = False
         self._plan_value = lru_cache(maxsize=_PLAN_MEMO_SIZE)(self._plan_uncached)
@@ -194,14 +199,44 @@ class TableRun:
                 self._take(value)
             self.progress.tick(self.log)
 
-    async def sort_out_answered(self, *, answers_exist: bool) -> list[str]:
-        """Note the needed queries already answered; return those still to ask."""
-        states = await self.db(self.job.answers.states, list(self.queries)) if answers_exist else {}
+    async def read_and_feed(self, feed: asyncio.Queue[list[str] | None], *, target_exists: bool) -> None:
+        """The distinct pass on a connection of its own, handing each batch's new queries that
+        are not answered yet to the claimer as soon as the batch is planned (pipelined runs)."""
+        reader = WarehouseSession(self.job.session.hook)
+        try:
+            source = TableSource(reader, table=self.job.source.table, sql=self.job.source.sql,
+                                 key_column=self.job.source.key_column, name_column=self.job.source.name_column,
+                                 country_column=self.job.source.country_column, where=self.job.source.where)
+            batches: Iterator[list[DistinctValue]] = source.distinct_values(
+                self.job.target, joined=target_exists, stale_before=self.stale_rows_before,
+                batch_size=self.job.page_size)
+            asked = 0
+            while (batch := await reader.run(next, batches, None)) is not None:
+                self.progress.pages += 1
+                known = len(self.queries)
+                for value in batch:
+                    self._take(value)
+                new = list(self.queries)[known:]
+                to_ask = await self.sort_out_answered(answers_exist=True, hashes=new)
+                asked += len(to_ask)
+                self.progress.distinct_queries = asked
+                if to_ask:
+                    await feed.put(to_ask)
+                self.progress.tick(self.log)
+            self.progress.lookups_while_reading = self.progress.lookups
+        finally:
+            await feed.put(None)
+            await asyncio.get_running_loop().run_in_executor(None, reader.shutdown)
+
+    async def sort_out_answered(self, *, answers_exist: bool, hashes: list[str] | None = None) -> list[str]:
+        """Note the needed queries (of ``hashes``, default all) already answered; return those still to ask."""
+        hashes = list(self.queries) if hashes is None else hashes
+        states = await self.db(self.job.answers.states, hashes) if answers_exist else {}
         stale = self.stale_answers_before
         for h, (state, _, _, answered_at) in states.items():
             if state == STATE_ANSWERED and (stale is None or (answered_at or 0) >= stale):
                 self.answered_before.add(h)
-        return [h for h in self.queries if h not in self.answered_before]
+        return [h for h in hashes if h not in self.answered_before]
 
     # Claim and call -----------------------------------------------------------------------------------
     @property
@@ -217,10 +252,14 @@ class TableRun:
         start = int(self.owner[:8], 16) % len(ordered)
         return ordered[start:] + ordered[:start]
 
-    async def claim_and_answer(self, to_ask: list[str], answerer: QueryAnswerer, budget: CreditBudget) -> None:
-        """Claim chunks ahead (a producer) while the claimed ones are sent (the consumer)."""
+    async def claim_and_answer(self, feed: asyncio.Queue[list[str] | None], answerer: QueryAnswerer,
+                               budget: CreditBudget) -> None:
+        """Claim chunks ahead (a producer) while the claimed ones are sent (the consumer).
+
+        :param feed: lists of hashes to ask, then None.
+        """
         claimed: asyncio.Queue[list[str]] = asyncio.Queue(maxsize=1)
-        producer = asyncio.create_task(self._claim_chunks(to_ask, claimed, budget))
+        producer = asyncio.create_task(self._claim_chunks(feed, claimed, budget))
         try:
             while True:
                 getter = asyncio.ensure_future(claimed.get())
@@ -239,18 +278,32 @@ class TableRun:
                     await producer
         self.deferred |= answerer.deferred
 
-    async def _claim_chunks(self, to_ask: list[str], claimed: asyncio.Queue[list[str]],
+    async def _claim_chunks(self, feed: asyncio.Queue[list[str] | None], claimed: asyncio.Queue[list[str]],
                             budget: CreditBudget) -> None:
-        pending = self._my_order(to_ask)
+        pending: list[str] = []
         waiting: set[str] = set()
-        while pending or waiting:
+        feeding = True
+        while feeding or pending or waiting:
+            if feeding and (not pending or not feed.empty()):
+                try:  # while others' claims are waited for, look at them again every poll_seconds
+                    batch = await asyncio.wait_for(feed.get(), self.job.poll_seconds if waiting else None)
+                except TimeoutError:
+                    batch = []
+                if batch is None:
+                    feeding = False
+                elif batch:
+                    pending += self._my_order(batch)
+                    continue
+                if not waiting:
+                    continue
             if pending:
                 chunk, pending = pending[:self.chunk_size], pending[self.chunk_size:]
                 if budget.allowance is not None and budget.spent >= budget.allowance:
                     self.deferred.update(chunk)
                     continue
             else:
-                await asyncio.sleep(self.job.poll_seconds)
+                if not feeding:
+                    await asyncio.sleep(self.job.poll_seconds)
                 chunk, waiting = sorted(waiting), set()
             outcome = await self.db_write(self.job.answers.claim, chunk, self.lookup, owner=self.owner,
                                           lease_seconds=self.job.lease_seconds,
@@ -364,35 +417,48 @@ class TableRun:
             if await self.db(job.answers.ensure):
                 self.log.info("Created answers table %s", job.answers.name)
             target_exists = answers_exist = True
+        joined = target_exists and not self.target_created
         started = time.monotonic()
-        await self.read_distinct(target_exists=target_exists and not self.target_created)
-        self.log.info("Read %d distinct values of %d rows in %.1f s", len(self.entries), self.progress.rows_read,
-                      time.monotonic() - started)
-        to_ask = await self.sort_out_answered(answers_exist=answers_exist)
-        self.progress.distinct_queries = len(to_ask)
-        self.progress.credits_needed = needed = len(to_ask) * self.lookup.credits_per_query
-        self.log.info("Plan for %s: %d rows, %d distinct new queries (%d credits), %d already answered in %s",
-                      self.progress.label, self.progress.rows_read, len(to_ask), needed,
-                      len(self.answered_before), job.answers.name)
-        if job.plan_only:
-            self._count_outcomes()
-            self.log.info("Plan only: %d distinct new queries would need %d credits; nothing was spent",
-                          len(to_ask), needed)
-            self.progress.log_summary(self.log)
-            return self.progress.summary()
-        budget = await decide_budget(self.hook, needed, max_credits=job.max_credits,
-                                     mode=job.on_insufficient_credits, check_remaining=job.check_remaining_credits)
-        if budget.allowance is not None and budget.allowance < needed:
-            self.log.warning("Only %d of the %d credits needed may be spent (limited by %s); the rest is left "
-                             "for the next run", budget.allowance, needed, budget.limited_by)
+        pipelined = None if job.plan_only else await self._pipelined_budget()
+        feed: asyncio.Queue[list[str] | None] = asyncio.Queue()
+        if pipelined is not None:
+            budget = pipelined
+            self.log.info("Country-of-origin lookups start while the distinct values are read (the source's "
+                          "rows times the price fit the budget)")
+            reader = asyncio.create_task(self.read_and_feed(feed, target_exists=joined))
+        else:
+            await self.read_distinct(target_exists=joined)
+            to_ask = await self._plan_summary(started, await self.sort_out_answered(answers_exist=answers_exist))
+            if job.plan_only:
+                self._count_outcomes()
+                self.log.info("Plan only: %d distinct new queries would need %d credits; nothing was spent",
+                              len(to_ask), self.progress.credits_needed)
+                self.progress.log_summary(self.log)
+                return self.progress.summary()
+            needed = self.progress.credits_needed
+            budget = await decide_budget(self.hook, needed, max_credits=job.max_credits,
+                                         mode=job.on_insufficient_credits,
+                                         check_remaining=job.check_remaining_credits,
+                                         remaining=self.remaining_credits)
+            if budget.allowance is not None and budget.allowance < needed:
+                self.log.warning("Only %d of the %d credits needed may be spent (limited by %s); the rest is left "
+                                 "for the next run", budget.allowance, needed, budget.limited_by)
+            feed.put_nowait(to_ask)
+            feed.put_nowait(None)
+            reader = None
         answerer = QueryAnswerer(self.hook, self.lookup, budget, self.progress)
         renewer = asyncio.create_task(self._renew_leases())
         try:
-            await self.claim_and_answer(to_ask, answerer, budget)
+            await self.claim_and_answer(feed, answerer, budget)
+            if reader is not None:
+                await reader
+                await self._plan_summary(started, [h for h in self.queries if h not in self.answered_before])
         finally:
-            renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewer
+            for task in (renewer, reader):
+                if task is not None and not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             try:
                 await self.db_write(job.answers.release, owner=self.owner)
                 await self.fill()
@@ -400,6 +466,39 @@ class TableRun:
                 self._count_outcomes()
                 self.progress.log_summary(self.log)
         return self.progress.summary()
+
+    async def _plan_summary(self, started: float, to_ask: list[str]) -> list[str]:
+        self.log.info("Read %d distinct values of %d rows in %.1f s", len(self.entries), self.progress.rows_read,
+                      time.monotonic() - started)
+        self.progress.distinct_queries = len(to_ask)
+        self.progress.credits_needed = needed = len(to_ask) * self.lookup.credits_per_query
+        self.log.info("Plan for %s: %d rows, %d distinct new queries (%d credits), %d already answered in %s",
+                      self.progress.label, self.progress.rows_read, len(to_ask), needed,
+                      len(self.answered_before), self.job.answers.name)
+        return to_ask
+
+    async def _pipelined_budget(self) -> CreditBudget | None:
+        """The budget of a pipelined run, or None when the run must read everything first.
+
+        Country-of-origin lookups (one request each) start while the distinct pass still reads,
+        on PostgreSQL and MySQL (SQLite's GROUP BY returns nothing before it has sorted
+        everything), when even one query per source row would fit the budget: the exact need
+        is only known at the end of the pass, and nothing may be spent before it is checked.
+        """
+        job = self.job
+        if self.lookup is not LookupKind.ORIGIN or job.session.dialect.name == "sqlite":
+            return None
+        bound = await self.db(job.source.count_rows) * self.lookup.credits_per_query
+        if job.max_credits is not None and bound > job.max_credits:
+            return None
+        remaining = None
+        if job.check_remaining_credits:
+            remaining = int((await self.hook.get_statistic()).get("remaining_credits") or 0)
+            self.remaining_credits = remaining
+            if bound > remaining:
+                return None
+        return CreditBudget.decide(needed=bound, max_credits=job.max_credits, remaining=remaining,
+                                   mode=job.on_insufficient_credits)
 
 
 async def run_table_job(job: TableJob, hook: NameLookupAsyncHook, log: logging.Logger | Any) -> dict[str, Any]:

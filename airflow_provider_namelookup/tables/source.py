@@ -86,6 +86,10 @@ class TableSource:
             f"SELECT {self._q(self.key_column)} FROM {self.relation(with_params=False)} s LIMIT 1")
         return rows[0][0] if rows else None
 
+    def count_rows(self) -> int:
+        """How many rows the source has (a bound on its distinct queries)."""
+        return int(self.session.fetchall(f"SELECT COUNT(*) FROM {self.relation(with_params=False)} s")[0][0])
+
     def distinct_values(self, target: TargetTable, *, joined: bool, stale_before: Any = None,
                         batch_size: int = 10_000) -> Iterator[list[DistinctValue]]:
         """Yield the source's distinct ``(name, country, hash in the target, rows, lowest key)``, in batches.

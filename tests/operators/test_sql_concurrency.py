@@ -199,3 +199,40 @@ def test_a_claimer_that_dies_blocks_others_only_until_its_lease_expires(
     target = warehouse.rows(f"SELECT customer_id, status FROM {table}_gender")
     assert sorted(r[0] for r in target) == [r[0] for r in rows]
     assert waited < 60
+
+
+@pytest.mark.database
+def test_country_of_origin_lookups_start_while_the_distinct_values_are_read(
+        warehouse: Any, namelookup: Any, emulator: Any) -> None:
+    names = sorted({n for _, n, _ in customer_rows(3_000, seed=5) if n and n.strip()})[:150]
+    rows = [(i, names[i % len(names)], None) for i in range(1, 451)]
+    table = warehouse.create_customers(rows)
+    namelookup.set_credits(10_000)
+    emulator.set_faults(latency_ms=10)
+    operator = SqlCountryOfOriginOperator(task_id="origins", sql_conn_id=warehouse.conn_id, source_table=table,
+                                          key_column="customer_id", name_column="name", page_size=1)
+    summary = operator.execute({})
+    emulator.set_faults()
+
+    spent = 10_000 - namelookup.remaining()
+    assert spent == distinct_valid(rows, LookupKind.ORIGIN) * 2 == summary["credits_used"]
+    assert warehouse.rows(f"SELECT SUM(credits_used), COUNT(*) FROM {table}_origin")[0] == (spent, len(rows))
+    if warehouse.kind == "sqlite":  # its GROUP BY returns nothing before the end: no pipelining
+        assert summary["lookups_while_reading"] == 0
+    else:  # one value per fetch: the lookups of the first values are answered long before the last is read
+        assert 0 < summary["lookups_while_reading"] < summary["lookups"]
+    assert summary["distinct_queries"] == summary["lookups"] == spent // 2
+
+
+@pytest.mark.database
+def test_a_tight_budget_reads_everything_before_the_first_origin_lookup(
+        warehouse: Any, namelookup: Any) -> None:
+    rows = [(i, n, None) for i, n in enumerate(["Giulia", "Sven", "Ayse", "Kenji", "Mateo"] * 8, start=1)]
+    table = warehouse.create_customers(rows)
+    operator = SqlCountryOfOriginOperator(task_id="origins", sql_conn_id=warehouse.conn_id, source_table=table,
+                                          key_column="customer_id", name_column="name", page_size=1,
+                                          max_credits=10)  # the need (5 x 2), not one per row (40 x 2)
+    summary = operator.execute({})
+
+    assert summary["lookups_while_reading"] == 0 and summary["lookups"] == 5
+    assert 100 - namelookup.remaining() == 10
