@@ -153,25 +153,29 @@ class TableRun:
             return (type(name), repr(name), type(country), repr(country))
         return key
 
-    def _take(self, value: DistinctValue) -> None:
+    def _take(self, value: DistinctValue) -> str | None:
+        """Plan one distinct value; the query's hash when it is a query not seen before in this run."""
         name, country, stored_hash, rows, first_key = value
         rows = int(rows)
         self.progress.rows_read += rows
         planned = self._plan(name, country)
         if stored_hash == planned.query_hash:
             self.progress.rows_unchanged += rows
-            return
+            return None
         entry_key = self._entry_key(name, country)
         self.entries.setdefault(entry_key, (
             name, country, planned.query_hash, None if planned.error is None else str(planned.error), None))
         if planned.error is not None:
             self.progress.rows_invalid += rows
             self._note_invalid(planned, rows)
-            return
+            return None
         assert planned.query is not None
         self.rows_by_hash[planned.query_hash] += rows
         self._note_first_row(planned.query_hash, first_key, entry_key)
-        self.queries.setdefault(planned.query_hash, planned.query.with_id(None))
+        if planned.query_hash in self.queries:
+            return None
+        self.queries[planned.query_hash] = planned.query.with_id(None)
+        return planned.query_hash
 
     def _note_first_row(self, query_hash: str, key: Any, entry_key: Any) -> None:
         known = self.first_rows.get(query_hash)
@@ -189,44 +193,31 @@ class TableRun:
         elif self.invalid_values == _INVALID_VALUES_LOGGED + 1:
             self.log.warning("More invalid values follow; see the error column of %s", self.job.target.name)
 
-    async def read_distinct(self, *, target_exists: bool) -> None:
-        batches: Iterator[list[DistinctValue]] = self.job.source.distinct_values(
-            self.job.target, joined=target_exists, stale_before=self.stale_rows_before,
-            batch_size=self.job.page_size)
-        while (batch := await self.db(next, batches, None)) is not None:
-            self.progress.pages += 1
-            for value in batch:
-                self._take(value)
-            self.progress.tick(self.log)
-
-    async def read_and_feed(self, feed: asyncio.Queue[list[str] | None], *, target_exists: bool) -> None:
-        """The distinct pass on a connection of its own, handing each batch's new queries that
-        are not answered yet to the claimer as soon as the batch is planned (pipelined runs)."""
-        reader = WarehouseSession(self.job.session.hook)
+    async def read_distinct(self, *, target_exists: bool,
+                            feed: asyncio.Queue[list[str] | None] | None = None) -> None:
+        """The distinct pass. With a ``feed`` (pipelined runs) it reads on a connection of its own
+        and hands each batch's new queries that are not answered yet to the claimer, then None."""
+        reader = self.job.session if feed is None else WarehouseSession(self.job.session.hook)
         try:
-            source = TableSource(reader, table=self.job.source.table, sql=self.job.source.sql,
-                                 key_column=self.job.source.key_column, name_column=self.job.source.name_column,
-                                 country_column=self.job.source.country_column, where=self.job.source.where)
-            batches: Iterator[list[DistinctValue]] = source.distinct_values(
+            batches: Iterator[list[DistinctValue]] = self.job.source.on(reader).distinct_values(
                 self.job.target, joined=target_exists, stale_before=self.stale_rows_before,
                 batch_size=self.job.page_size)
             asked = 0
             while (batch := await reader.run(next, batches, None)) is not None:
                 self.progress.pages += 1
-                known = len(self.queries)
-                for value in batch:
-                    self._take(value)
-                new = list(self.queries)[known:]
-                to_ask = await self.sort_out_answered(answers_exist=True, hashes=new)
-                asked += len(to_ask)
-                self.progress.distinct_queries = asked
-                if to_ask:
-                    await feed.put(to_ask)
+                new = [h for value in batch if (h := self._take(value)) is not None]
+                if feed is not None:
+                    to_ask = await self.sort_out_answered(answers_exist=True, hashes=new)
+                    asked += len(to_ask)
+                    self.progress.distinct_queries = asked
+                    if to_ask:
+                        await feed.put(to_ask)
                 self.progress.tick(self.log)
             self.progress.lookups_while_reading = self.progress.lookups
         finally:
-            await feed.put(None)
-            await asyncio.get_running_loop().run_in_executor(None, reader.shutdown)
+            if feed is not None:
+                await feed.put(None)
+                await asyncio.get_running_loop().run_in_executor(None, reader.shutdown)
 
     async def sort_out_answered(self, *, answers_exist: bool, hashes: list[str] | None = None) -> list[str]:
         """Note the needed queries (of ``hashes``, default all) already answered; return those still to ask."""
@@ -425,7 +416,7 @@ class TableRun:
             budget = pipelined
             self.log.info("Country-of-origin lookups start while the distinct values are read (the source's "
                           "rows times the price fit the budget)")
-            reader = asyncio.create_task(self.read_and_feed(feed, target_exists=joined))
+            reader = asyncio.create_task(self.read_distinct(target_exists=joined, feed=feed))
         else:
             await self.read_distinct(target_exists=joined)
             to_ask = await self._plan_summary(started, await self.sort_out_answered(answers_exist=answers_exist))

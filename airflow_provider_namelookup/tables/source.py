@@ -17,6 +17,7 @@ Example::
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -51,6 +52,12 @@ class TableSource:
         self.name_column = check_identifier(name_column, "name_column")
         self.country_column = check_identifier(country_column, "country_column") if country_column else None
         self.where = where.strip() if where and where.strip() else None
+
+    def on(self, session: WarehouseSession) -> TableSource:
+        """The same source, read through another session (another connection)."""
+        other = copy.copy(self)
+        other.session = session
+        return other
 
     @property
     def label(self) -> str:
