@@ -3,10 +3,12 @@
 A real HTTP server (Starlette, served by uvicorn) that answers in the real service's
 wire format from real first-name data (gender-guesser's ``nam_dict.txt``, read at run
 time), with accounts, credits, sign-up and activation in SQLite, and fault injection
-for reliability tests. Its ``/emulator/...`` admin endpoints are open on loopback; it
-listens on another address only with an admin token, which every admin call must then
-send (:mod:`.admin_access`). The endpoint reference is :mod:`.app`'s docstring, also served
-at ``GET /emulator/docs``.
+for reliability tests. Its ``/emulator/...`` admin endpoints are open to local programs
+on loopback but not to web pages (``Host``, ``Origin`` and JSON checks); it listens on
+another address only with an admin token, which every admin call must then send
+(:mod:`.admin_access`). Its links name its listening address or a configured public URL
+(:mod:`.links`), and slow clients are cut off (:mod:`.read_timeouts`). The endpoint
+reference is :mod:`.app`'s docstring, also served at ``GET /emulator/docs``.
 
 Example::
 

@@ -8,8 +8,11 @@ read to learn the port (``--port 0`` picks a free one)::
 Its log (one line per request, never a token) goes to stderr. Beyond loopback
 (``--host 0.0.0.0``) it starts only with ``--admin-token`` (or
 ``$NAMELOOKUP_EMULATOR_ADMIN_TOKEN``), which every ``/emulator/...`` admin call must
-then send in ``X-Emulator-Admin-Token``. SIGTERM or Ctrl-C stop
-it gracefully.
+then send in ``X-Emulator-Admin-Token``. Links it writes (activation mails, ``docs_url``,
+problem types) name the listening address, or ``--public-url`` (or
+``$NAMELOOKUP_EMULATOR_PUBLIC_URL``; the flag wins) when clients reach it under another
+URL. A request head must arrive within ``--header-timeout`` seconds (10), a body within
+``--body-timeout`` (30). SIGTERM or Ctrl-C stop it gracefully.
 
 Example::
 
@@ -17,6 +20,7 @@ Example::
         --seed-token dev-token --seed-credits 100000
     python -m airflow_provider_namelookup.emulator --port 0 --faults '{"error_503": 0.1}'
     namelookup-emulator --latency-ms 80-120 --token-max-in-flight 32   # a WAN service with a limit
+    namelookup-emulator --host 0.0.0.0 --admin-token "$TOKEN" --public-url http://emulator:8765  # in a container
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ import uvicorn
 from airflow_provider_namelookup.emulator.admin_access import ADMIN_TOKEN_ENV, check_binding
 from airflow_provider_namelookup.emulator.app import create_app
 from airflow_provider_namelookup.emulator.faults import FaultConfig
-from airflow_provider_namelookup.emulator.server import SEED_TOKEN_ENV, bind_socket, url_for, uvicorn_config
+from airflow_provider_namelookup.emulator.links import PUBLIC_URL_ENV, connectable_host, url_for
+from airflow_provider_namelookup.emulator.server import SEED_TOKEN_ENV, bind_socket, uvicorn_config
 from airflow_provider_namelookup.emulator.state import EmulatorConfig, EmulatorState
 from airflow_provider_namelookup.emulator.store import AccountExists
 
@@ -52,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--admin-token", default=os.environ.get(ADMIN_TOKEN_ENV),
                         help=f"require this token on every admin call (or set ${ADMIN_TOKEN_ENV}); "
                              "needed to listen beyond loopback")
+    parser.add_argument("--public-url", default=os.environ.get(PUBLIC_URL_ENV) or None, metavar="URL",
+                        help=f"the URL clients reach the emulator at, when not the listening address (a proxy, "
+                             f"a container name): every link it writes starts with it, and admin calls may name "
+                             f"its host (or set ${PUBLIC_URL_ENV})")
     parser.add_argument("--port", type=int, default=8765, help="port; 0 picks a free one (default: %(default)s)")
     parser.add_argument("--db", default=":memory:", help="SQLite file for accounts and credits "
                         "(default: in memory, lost on exit)")
@@ -78,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="requests of one token per second; more get 429 (default: no limit)")
     parser.add_argument("--token-retry-after", type=float, default=None, metavar="S",
                         help="Retry-After seconds of an in-flight refusal (default: 1)")
+    parser.add_argument("--header-timeout", type=float, default=defaults.header_timeout, metavar="S",
+                        help="seconds a client has to send a request head; then 408 (default: %(default)s)")
+    parser.add_argument("--body-timeout", type=float, default=defaults.body_timeout, metavar="S",
+                        help="seconds a client has to send a request body; then 408 (default: %(default)s)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
                         help="log level (default: %(default)s)")
     return parser
@@ -107,10 +120,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    config = EmulatorConfig(db_path=args.db, free_requests_per_month=args.free_requests,
-                            max_queries=args.max_queries, signup_max_attempts=args.signup_max_attempts,
-                            signup_window_seconds=args.signup_window, admin_token=args.admin_token or None)
     try:
+        config = EmulatorConfig(db_path=args.db, free_requests_per_month=args.free_requests,
+                                max_queries=args.max_queries, signup_max_attempts=args.signup_max_attempts,
+                                signup_window_seconds=args.signup_window, admin_token=args.admin_token or None,
+                                public_url=args.public_url, header_timeout=args.header_timeout,
+                                body_timeout=args.body_timeout)
         check_binding(args.host, config.admin_token)
     except ValueError as exc:
         print(f"namelookup-emulator: {exc}", file=sys.stderr)
@@ -133,9 +148,12 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"namelookup-emulator: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1
-    print(f"namelookup-emulator listening on {url_for(args.host, sock.getsockname()[1])}", flush=True)
+    port = sock.getsockname()[1]
+    if connectable_host(args.host) != args.host:
+        logger.info("listening on every address of this machine (%s), port %s", args.host, port)
+    print(f"namelookup-emulator listening on {url_for(connectable_host(args.host), port)}", flush=True)
     try:
-        uvicorn.Server(uvicorn_config(app, args.log_level)).run(sockets=[sock])
+        uvicorn.Server(uvicorn_config(app, args.log_level, config=config)).run(sockets=[sock])
     finally:
         sock.close()
         state.close()

@@ -237,6 +237,7 @@ class Stats:
             self._lost_answers = 0
             self._lost_credits = 0
             self._limited = 0
+            self._gone = 0
 
     def request(self) -> None:
         with self._lock:
@@ -253,6 +254,10 @@ class Stats:
     def limited(self) -> None:
         with self._lock:
             self._limited += 1
+
+    def client_gone(self) -> None:
+        with self._lock:
+            self._gone += 1
 
     def processed(self, queries: int, credits: int) -> None:
         with self._lock:
@@ -272,6 +277,7 @@ class Stats:
                 "responses_by_status": dict(sorted(self._statuses.items())),
                 "faults": dict(self._faults),
                 "requests_limited": self._limited,
+                "client_disconnects": self._gone,
                 "queries_processed": self._queries,
                 "credits_charged": self._credits,
                 "answers_lost_after_charge": self._lost_answers,

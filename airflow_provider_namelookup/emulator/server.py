@@ -34,6 +34,8 @@ import uvicorn
 
 from airflow_provider_namelookup.emulator.admin_access import ADMIN_TOKEN_ENV, ADMIN_TOKEN_HEADER, check_binding
 from airflow_provider_namelookup.emulator.app import create_app
+from airflow_provider_namelookup.emulator.links import connectable_host, url_for
+from airflow_provider_namelookup.emulator.read_timeouts import http_protocol
 from airflow_provider_namelookup.emulator.state import EmulatorConfig, EmulatorState
 
 LISTENING = re.compile(r"^namelookup-emulator listening on (?P<url>http://\S+)\s*$")
@@ -57,16 +59,25 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def url_for(host: str, port: int) -> str:
-    """``http://host:port``, with brackets around an IPv6 host."""
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+def uvicorn_config(app: Any, log_level: str = "warning", *, config: EmulatorConfig | None = None) -> uvicorn.Config:
+    """The uvicorn settings the emulator runs with.
 
+    * No access log (it would show the legacy ``key`` in query strings); logging is left
+      to the caller's configuration.
+    * A kept-alive connection idle for 5 s is closed; a request head must arrive within
+      ``config.header_timeout`` (:func:`~.read_timeouts.http_protocol`; the body's limit is
+      the app's own, :class:`~.read_timeouts.BodyDeadline`).
+    * ``X-Forwarded-*`` headers are ignored (uvicorn trusts them from 127.0.0.1 by default,
+      where every local program could move the client address that the sign-up limit counts).
 
-def uvicorn_config(app: Any, log_level: str = "warning") -> uvicorn.Config:
-    """The uvicorn settings the emulator runs with: no access log (it would show the
-    legacy ``key`` in query strings), logging left to the caller's configuration."""
+    :param app: the ASGI app.
+    :param log_level: uvicorn's log level.
+    :param config: the emulator's settings (timeouts, public URL); the defaults when None.
+    """
+    config = config or EmulatorConfig()
     return uvicorn.Config(app, log_config=None, access_log=False, lifespan="off",
-                          log_level=log_level, timeout_graceful_shutdown=3, timeout_keep_alive=5)
+                          log_level=log_level, timeout_graceful_shutdown=3, timeout_keep_alive=5,
+                          http=http_protocol(config.header_timeout, config.public_url), proxy_headers=False)
 
 
 class AdminClient:
@@ -116,8 +127,10 @@ class AdminClient:
 class EmulatorServer(AdminClient):
     """The emulator served by uvicorn in a background thread on a free loopback port.
 
-    :param config: emulator settings (default: in-memory database).
-    :param host: the address to bind; one beyond loopback needs ``config.admin_token``.
+    :param config: emulator settings (default: in-memory database; its read timeouts and
+        public URL apply).
+    :param host: the address to bind; one beyond loopback needs ``config.admin_token``. For
+        a wildcard (``0.0.0.0``, ``::``), :attr:`url` names loopback.
     :param port: the port; 0 picks a free one.
     :param log_level: uvicorn's log level.
 
@@ -154,7 +167,7 @@ class EmulatorServer(AdminClient):
             return self
         self._socket = bind_socket(self._host, self._port)
         port = self._socket.getsockname()[1]
-        self._server = uvicorn.Server(uvicorn_config(self.app, self._log_level))
+        self._server = uvicorn.Server(uvicorn_config(self.app, self._log_level, config=self.state.config))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]},
                                         name=f"namelookup-emulator-{port}", daemon=True)
         self._thread.start()
@@ -164,7 +177,7 @@ class EmulatorServer(AdminClient):
                 self.stop()
                 raise RuntimeError("the emulator did not start")
             time.sleep(0.005)
-        self.url = url_for(self._host, port)
+        self.url = url_for(connectable_host(self._host), port)
         return self
 
     def stop(self, timeout: float = 10.0) -> None:

@@ -2,6 +2,8 @@
 
 * An address whose domain (or a parent domain) is in :data:`DISPOSABLE_DOMAINS` is
   refused with ``signup-email-rejected``.
+* An address registers once in any case, folded with Unicode rules (:func:`fold_email`):
+  after ``jörg@bücher.de``, ``JÖRG@BÜCHER.DE`` is ``email-already-registered``.
 * :class:`SignupLimiter` counts sign-up attempts per client address in a sliding window;
   an attempt beyond the limit is refused (and not counted) with HTTP 429
   ``signup-rate-limit`` and a ``Retry-After`` of the seconds until the oldest attempt
@@ -11,6 +13,8 @@ Example::
 
     >>> is_disposable("someone@mailinator.com"), is_disposable("someone@example.com")
     (True, False)
+    >>> fold_email("JÖRG@BÜCHER.DE") == fold_email("jo\u0308rg@bücher.de")
+    True
     >>> limiter = SignupLimiter(max_attempts=1, window_seconds=60)
     >>> limiter.attempt("10.0.0.1") is None, limiter.attempt("10.0.0.1") > 0
     (True, True)
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import threading
 import time
+import unicodedata
 from collections import deque
 from collections.abc import Callable, Iterable
 
@@ -41,6 +46,17 @@ def is_disposable(email: str, domains: Iterable[str] = DISPOSABLE_DOMAINS) -> bo
     blocked = domains if isinstance(domains, (set, frozenset)) else frozenset(domains)
     labels = email.rsplit("@", 1)[-1].strip().lower().rstrip(".").split(".")
     return any(".".join(labels[i:]) in blocked for i in range(len(labels) - 1))
+
+
+def fold_email(email: str) -> str:
+    """The key under which an address is registered: the whole address case-folded with
+    Unicode rules (``ß`` is ``ss``) and NFC-normalised, so that one person's address in
+    another case or composition is the same account.
+
+    >>> fold_email(" Strauß@Example.DE ")
+    'strauss@example.de'
+    """
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", email.strip()).casefold())
 
 
 class SignupLimiter:

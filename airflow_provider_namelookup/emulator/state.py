@@ -14,6 +14,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 import secrets
 from dataclasses import dataclass, field
 
@@ -24,6 +25,7 @@ from airflow_provider_namelookup.contract import (
 )
 from airflow_provider_namelookup.emulator.faults import FaultInjector, Stats
 from airflow_provider_namelookup.emulator.limits import TokenLimiter
+from airflow_provider_namelookup.emulator.links import checked_public_url
 from airflow_provider_namelookup.emulator.names import NameData, load_names
 from airflow_provider_namelookup.emulator.signup import DISPOSABLE_DOMAINS, SignupLimiter
 from airflow_provider_namelookup.emulator.store import Account, Store
@@ -44,6 +46,18 @@ class EmulatorConfig:
     :param max_body_bytes: largest request body read (``generic-error`` above).
     :param admin_token: when set, every admin call (``/emulator/accounts``, ``faults`` ...)
         must send it in ``X-Emulator-Admin-Token``; needed to listen beyond loopback.
+    :param public_url: the URL clients reach the emulator at (``https://names.example.test``,
+        a path prefix allowed), when it is not the address it listens on (a reverse proxy, a
+        container's name). Every link the emulator writes starts with it, and admin calls
+        may name its host in ``Host`` (:mod:`.links`, :mod:`.admin_access`). None: the
+        listening address.
+    :param header_timeout: seconds a client has to send a whole request head, from the
+        connection or from the first byte of the request; then 408 and the connection is
+        closed (:mod:`.read_timeouts`).
+    :param body_timeout: seconds a client has to send a whole request body once its head
+        arrived; then 408, nothing charged, the connection closed.
+    :raises ValueError: for a public URL that is not a plain http(s) URL, or a timeout that
+        is not a positive number.
     """
 
     db_path: str = ":memory:"
@@ -55,6 +69,17 @@ class EmulatorConfig:
     disposable_domains: frozenset[str] = DISPOSABLE_DOMAINS
     max_body_bytes: int = 1 << 20
     admin_token: str | None = field(default=None, repr=False)
+    public_url: str | None = None
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.public_url is not None:
+            object.__setattr__(self, "public_url", checked_public_url(self.public_url))
+        for name in ("header_timeout", "body_timeout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+                raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
 
 
 class EmulatorState:

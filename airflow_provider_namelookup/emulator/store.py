@@ -38,6 +38,8 @@ from typing import Any
 
 import pendulum
 
+from airflow_provider_namelookup.emulator.signup import fold_email
+
 ACTIVE = "active"
 AWAITING_ACTIVATION = "awaiting_activation"
 
@@ -45,6 +47,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS accounts (
     id INTEGER PRIMARY KEY,
     email TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    email_key TEXT,
     token_hash TEXT NOT NULL UNIQUE,
     password_hash TEXT NOT NULL,
     activation_hash TEXT UNIQUE,
@@ -72,6 +75,8 @@ CREATE TABLE IF NOT EXISTS outbox (
 );
 CREATE INDEX IF NOT EXISTS outbox_recipient ON outbox (recipient);
 """
+
+_EMAIL_KEY_INDEX = "CREATE UNIQUE INDEX IF NOT EXISTS accounts_email_key ON accounts (email_key)"
 
 _ACCOUNT_COLUMNS = "id, email, status, remaining, monthly_allowance"
 
@@ -135,6 +140,21 @@ class Store:
         self._conn.execute("PRAGMA foreign_keys=ON")
         with self._lock:
             self._conn.executescript(_SCHEMA)
+        self._add_email_keys()
+
+    def _add_email_keys(self) -> None:
+        """Give a database of an older emulator the ``email_key`` column (the address folded
+        with Unicode rules, unique). Of two old accounts whose addresses fold alike, the
+        later one keeps no key: both still work, neither address can sign up again."""
+        with self._transaction() as conn:
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(accounts)")}
+            if "email_key" not in columns:
+                conn.execute("ALTER TABLE accounts ADD COLUMN email_key TEXT")
+            conn.execute(_EMAIL_KEY_INDEX)
+            for account_id, email in conn.execute("SELECT id, email FROM accounts WHERE email_key IS NULL"
+                                                  " ORDER BY id").fetchall():
+                with contextlib.suppress(sqlite3.IntegrityError):
+                    conn.execute("UPDATE accounts SET email_key = ? WHERE id = ?", (fold_email(email), account_id))
 
     def close(self) -> None:
         """Close the database connection."""
@@ -181,7 +201,7 @@ class Store:
                        newsletter: bool = False, locale: str | None = None) -> Account:
         """Store a new account.
 
-        :param email: its address (unique, case-insensitive).
+        :param email: its address (unique, case folded with Unicode rules: :func:`fold_email`).
         :param token: its API token (unique).
         :param monthly_allowance: credits per month.
         :param remaining: credits left now; defaults to the allowance.
@@ -195,10 +215,10 @@ class Store:
         try:
             with self._transaction() as conn:
                 cursor = conn.execute(
-                    "INSERT INTO accounts (email, token_hash, password_hash, activation_hash, status,"
+                    "INSERT INTO accounts (email, email_key, token_hash, password_hash, activation_hash, status,"
                     " monthly_allowance, remaining, credits_month, newsletter, locale, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (email, digest(token), _password_hash(password or secrets.token_urlsafe(12)),
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (email, fold_email(email), digest(token), _password_hash(password or secrets.token_urlsafe(12)),
                      digest(activation_code) if activation_code else None, status,
                      monthly_allowance, remaining, self.month(), int(newsletter), locale,
                      self.clock().to_iso8601_string()))
@@ -207,9 +227,10 @@ class Store:
         return Account(int(cursor.lastrowid or 0), email, status, remaining, monthly_allowance)
 
     def email_registered(self, email: str) -> bool:
-        """Whether an account (active or not) has this address, any case."""
+        """Whether an account (active or not) has this address, in any case (:func:`fold_email`)."""
         with self._lock:
-            row = self._conn.execute("SELECT 1 FROM accounts WHERE email = ?", (email,)).fetchone()
+            row = self._conn.execute("SELECT 1 FROM accounts WHERE email_key = ? OR email = ?",
+                                     (fold_email(email), email)).fetchone()
         return row is not None
 
     def account_for_token(self, token: str) -> Account | None:

@@ -218,8 +218,9 @@ def test_admin_accounts_and_credits(emulator: EmulatorServer, client_for: Callab
     assert created.json()["api_token"] == "fixed-token-for-admin-test" and created.json()["remaining_credits"] == 7
     assert_problem(admin.post("/emulator/accounts", json={"api_token": "fixed-token-for-admin-test"}), "generic-error")
     assert_problem(admin.post("/emulator/accounts", json={"credits": -1}), "generic-error")
-    assert_problem(admin.post("/emulator/accounts", content=b"{"), "invalid-json")
-    generated = admin.post("/emulator/accounts").json()
+    assert_problem(admin.post("/emulator/accounts", content=b"{", headers={"Content-Type": "application/json"}),
+                   "invalid-json")
+    generated = admin.post("/emulator/accounts", json={}).json()
     assert generated["remaining_credits"] == 100 and generated["status"] == "active"
 
     topped = admin.post("/emulator/accounts/credits", json={"api_token": "fixed-token-for-admin-test", "add": 5})
