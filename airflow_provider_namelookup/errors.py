@@ -10,6 +10,9 @@ Example::
     >>> err = error_from_response(401, b'{"title": "limit-exceeded", "detail": "Limit exceeded."}')
     >>> type(err).__name__, err.status_id, err.http_status, err.retryable
     ('NameLookupLimitExceeded', 'limit-exceeded', 401, False)
+    >>> err.source = "connection 'namelookup_local'"   # as a hook sets it
+    >>> str(err)
+    "limit-exceeded (HTTP 401) from connection 'namelookup_local': Limit exceeded."
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ class NameLookupError(Exception):
 
     retryable: bool = False
     """Whether sending the same request again may succeed (5xx, 429, no answer)."""
+    source: str | None = None
+    """Where the error came from, set by the hook that raised it: ``"connection 'namelookup_local'"``,
+    or the base URL of a hook made with ``for_url``; shown by ``str``, never the token."""
 
     def __init__(
         self,
@@ -48,7 +54,12 @@ class NameLookupError(Exception):
     def __str__(self) -> str:
         where = f" [{self.field}]" if self.field else ""
         code = f" (HTTP {self.http_status})" if self.http_status is not None else ""
-        return f"{self.status_id}{code}{where}: {self.detail}"
+        source = f" from {self.source}" if self.source else ""
+        return f"{self.status_id}{code}{where}{source}: {self.detail}"
+
+    def __repr__(self) -> str:
+        # The message as it is now: the hooks add ``source`` (and a query's position) after creation.
+        return f"{type(self).__name__}({str(self)!r})"
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON-serialisable row error used in XCom and table sinks."""
