@@ -7,6 +7,7 @@ Airflow installation, and example DAGs are loaded from ``example_dags/``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -61,6 +62,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 # Warehouses --------------------------------------------------------------------------------------
 
 POSTGRES = {"conn_type": "postgres", "host": "127.0.0.1", "port": 5432, "login": "postgres", "schema": "test"}
+SNOWFLAKE = {"conn_type": "snowflake", "login": "namelookup", "password": "fakesnow", "schema": "public",
+             "extra": {"account": "namelookup", "database": "warehouse", "warehouse": "compute"}}
+"""Answered by fakesnow (Snowflake's SQL run on DuckDB) in the test process, behind the real SnowflakeHook."""
 MARIADB = {"conn_type": "mysql", "host": "127.0.0.1", "port": 3306, "login": "root", "password": "",
            "schema": "test", "extra": {"client": "mysql-connector-python"}}
 
@@ -68,7 +72,12 @@ MARIADB = {"conn_type": "mysql", "host": "127.0.0.1", "port": 3306, "login": "ro
 def _unreachable(kind: str) -> str | None:
     """Why ``kind`` cannot be used here, or None when it can."""
     try:
-        if kind == "postgres":
+        if kind == "duckdb":
+            import airflow.providers.duckdb.hooks.duckdb
+        elif kind == "snowflake":
+            import airflow.providers.snowflake.hooks.snowflake  # noqa: F401
+            import fakesnow  # noqa: F401
+        elif kind == "postgres":
             import psycopg2
 
             psycopg2.connect(host="127.0.0.1", port=5432, user="postgres", dbname="test", connect_timeout=3).close()
@@ -78,20 +87,38 @@ def _unreachable(kind: str) -> str | None:
             mysql.connector.connect(host="127.0.0.1", port=3306, user="root", password="", database="test",
                                     connection_timeout=3).close()
     except Exception as err:
+        if isinstance(err, ImportError):
+            return f"{kind} cannot be used: {err} (the test extra installs it)"
         return f"{kind} is not reachable on 127.0.0.1: {type(err).__name__}: {err}"
     return None
 
 
-@pytest.fixture(params=["sqlite", "postgres", "mariadb"])
+@pytest.fixture(params=["sqlite", "postgres", "mariadb", "duckdb", "snowflake"])
 def warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     """A real warehouse behind an Airflow connection: SQLite always, PostgreSQL and MariaDB
-    when reachable (mandatory when NAMELOOKUP_REQUIRE_DATABASES=1, as in CI)."""
+    when reachable, DuckDB and Snowflake (fakesnow) when their packages are installed (each
+    mandatory when NAMELOOKUP_REQUIRE_DATABASES=1, as in CI)."""
     yield from _warehouse(request.param, tmp_path)
 
 
 @pytest.fixture
 def sqlite_warehouse(tmp_path: Path) -> Iterator[Any]:
     yield from _warehouse("sqlite", tmp_path)
+
+
+@pytest.fixture
+def postgres_warehouse(tmp_path: Path) -> Iterator[Any]:
+    yield from _warehouse("postgres", tmp_path)
+
+
+@pytest.fixture
+def mariadb_warehouse(tmp_path: Path) -> Iterator[Any]:
+    yield from _warehouse("mariadb", tmp_path)
+
+
+@pytest.fixture
+def duckdb_warehouse(tmp_path: Path) -> Iterator[Any]:
+    yield from _warehouse("duckdb", tmp_path)
 
 
 def _warehouse(kind: str, tmp_path: Path) -> Iterator[Any]:
@@ -102,17 +129,24 @@ def _warehouse(kind: str, tmp_path: Path) -> Iterator[Any]:
             pytest.fail(f"{reason} (NAMELOOKUP_REQUIRE_DATABASES=1 makes it mandatory)")
         pytest.skip(reason)
     conn = {"sqlite": {"conn_type": "sqlite", "host": str(tmp_path / "warehouse.db")},
-            "postgres": POSTGRES, "mariadb": MARIADB}[kind]
+            "duckdb": {"conn_type": "duckdb", "host": str(tmp_path / "warehouse.duckdb")},
+            "postgres": POSTGRES, "mariadb": MARIADB, "snowflake": SNOWFLAKE}[kind]
     conn_id = f"warehouse_{kind}"
     set_connection(conn_id, conn)
-    house = Warehouse(kind, conn_id, conn)
+    house = Warehouse(kind, conn_id, conn, several_processes=kind not in ("duckdb", "snowflake"),
+                      concurrent_runs=kind != "snowflake")
     # Each test gets its own answers table (other sessions' tests share these databases).
     answers = house.table_name("answers")
     os.environ["AIRFLOW__NAMELOOKUP__ANSWERS_TABLE"] = answers
     house.answers_table = answers
-    yield house
-    os.environ.pop("AIRFLOW__NAMELOOKUP__ANSWERS_TABLE", None)
-    house.drop_created()
+    with contextlib.ExitStack() as stack:
+        if kind == "snowflake":  # every Snowflake connection of the test process, for the whole test
+            import fakesnow
+
+            stack.enter_context(fakesnow.patch())
+        yield house
+        os.environ.pop("AIRFLOW__NAMELOOKUP__ANSWERS_TABLE", None)
+        house.drop_created()
 
 
 # The service ---------------------------------------------------------------------------------------

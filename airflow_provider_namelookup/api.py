@@ -24,13 +24,17 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Generator, Iterable, Mapping, Sequence
+import re
+from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_namelookup.contract import (
+    BACKOFF_MAX_SECONDS,
+    CLIENT_DEFAULTS,
     GENDER_PATH,
     MAX_QUERIES_PER_REQUEST,
+    MAX_RETRY_AFTER_SECONDS,
     ORIGIN_PATH,
     SIGNUP_PATH,
     STATISTIC_PATH,
@@ -43,7 +47,8 @@ from airflow_provider_namelookup.errors import (
     error_from_response,
 )
 from airflow_provider_namelookup.models import Query, credits_used
-from airflow_provider_namelookup.validation import validate_query, validate_signup
+from airflow_provider_namelookup.token_guard import refuse_secret_in, validate_query_without_secrets
+from airflow_provider_namelookup.validation import NAME_STATUS, validate_signup
 
 DEFAULT_BATCH_SIZE = MAX_QUERIES_PER_REQUEST
 
@@ -134,10 +139,10 @@ class RetryPolicy:
     :param max_retry_after: longest ``Retry-After`` the client agrees to wait.
     """
 
-    max_retries: int = 5
-    backoff_base: float = 0.5
-    backoff_max: float = 30.0
-    max_retry_after: float = 120.0
+    max_retries: int = int(CLIENT_DEFAULTS["max_retries"])
+    backoff_base: float = CLIENT_DEFAULTS["backoff_base"]
+    backoff_max: float = BACKOFF_MAX_SECONDS
+    max_retry_after: float = MAX_RETRY_AFTER_SECONDS
     rng: random.Random = field(default_factory=random.Random, compare=False, repr=False)
 
     def delay(self, attempt: int, error: NameLookupError) -> float | None:
@@ -178,6 +183,8 @@ def exchange(request: ApiRequest, policy: RetryPolicy, stats: CallStats) -> Step
             raise RuntimeError("a step driver must answer Send with a RawResponse or a connection error")
         wait = policy.delay(attempt, error)
         if wait is None:
+            if attempt > 1:
+                error.detail = f"{error.detail}; gave up after {attempt} attempts"
             raise error
         if isinstance(error, NameLookupConnectionError) and error.maybe_processed:
             stats.queries_maybe_charged_twice += request.queries
@@ -191,20 +198,45 @@ def _count_credits(stats: CallStats, answer: Any) -> None:
     stats.credits_used += sum(credits_used(r) for r in results if isinstance(r, Mapping))
 
 
-def as_query(item: Any, *, hints: bool = True, index: int | None = None) -> Query:
+def as_query(item: Any, *, hints: bool = True, index: int | None = None,
+             secrets: Collection[str] = ()) -> Query:
     """A :class:`Query` from a Query, a query dict or a bare string (a first name).
 
+    :param secrets: values no query may carry (the connection's token), see
+        :mod:`airflow_provider_namelookup.token_guard`.
     :raises NameLookupValidationError: naming the position when ``index`` is given.
     """
-    if isinstance(item, Query):
-        return item if hints else item.without_hints()
-    raw = {"first_name": item} if isinstance(item, str) else item
     try:
-        return validate_query(raw, hints=hints)
+        if isinstance(item, Query):
+            return _sendable(refuse_secret_in(item if hints else item.without_hints(), secrets))
+        raw = {"first_name": item} if isinstance(item, str) else item
+        return _sendable(validate_query_without_secrets(raw, hints=hints, secrets=secrets))
     except NameLookupValidationError as err:
         if index is not None:
             err.detail = f"query {index}: {err.detail}"
         raise
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _sendable(query: Query) -> Query:
+    """``query``, unless a name or id holds a lone surrogate, which UTF-8 (so the request body)
+    cannot carry. The service's rules refuse one in a name, and the emulator echoes one in an
+    id; the client cannot send it at all.
+
+    >>> _sendable(Query("first_name", "Anna", id="row-\\ud800"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    NameLookupValidationError: invalid-id [id]: id holds a lone surrogate (U+D800 to U+DFFF), ...
+    """
+    for field_name, value in ((query.kind, query.name), ("id", query.id)):
+        if isinstance(value, str) and not value.isascii() and _LONE_SURROGATE.search(value):
+            status = "invalid-id" if field_name == "id" else NAME_STATUS[query.kind]
+            raise NameLookupValidationError(
+                status, f"{field_name} holds a lone surrogate (U+D800 to U+DFFF), which UTF-8 cannot carry; "
+                        "it cannot be sent", field=field_name)
+    return query
 
 
 def single_gender_call(query: Query, policy: RetryPolicy, stats: CallStats) -> Steps:
@@ -219,8 +251,8 @@ def single_gender_call(query: Query, policy: RetryPolicy, stats: CallStats) -> S
 
 
 def origin_call(query: Query, policy: RetryPolicy, stats: CallStats) -> Steps:
-    answer = yield from exchange(ApiRequest("POST", ORIGIN_PATH, query.without_hints().to_payload(),
-                                            queries=1), policy, stats)
+    """One country-of-origin lookup (the query as validated for it: without hints)."""
+    answer = yield from exchange(ApiRequest("POST", ORIGIN_PATH, query.to_payload(), queries=1), policy, stats)
     if not isinstance(answer, dict):
         raise NameLookupServerError("invalid-answer", "country of origin answered something else than an object")
     _count_credits(stats, answer)
@@ -259,50 +291,29 @@ class BatchSizer:
         return [items[i:i + self.limit] for i in range(0, len(items), self.limit)]
 
 
-_TAG_PREFIX = "nl#"
+def _id_key(value: Any) -> tuple[str, Any]:
+    return type(value).__name__, value
 
 
-def _wire_ids(queries: Sequence[Query]) -> tuple[list[Any], bool]:
-    """Ids to send: the caller's where given, a private tag otherwise; and whether unique."""
-    ids = [q.id if q.id is not None else f"{_TAG_PREFIX}{i}" for i, q in enumerate(queries)]
-    keys = {(type(i).__name__, i) for i in ids}
-    return ids, len(keys) == len(ids)
-
-
-def match_results(queries: Sequence[Query], wire_ids: Sequence[Any], unique: bool,
-                  answer: Any) -> list[dict[str, Any]]:
-    """Order an array answer like its request: by echoed ``input.id``, else by position.
-
-    Private tags added by :func:`gender_batch_call` are removed from the echoed input.
-    """
+def match_results(queries: Sequence[Query], answer: Any) -> list[dict[str, Any]]:
+    """Order an array answer like its request: by echoed ``input.id`` when every query
+    carries a distinct id (the engine sends each query's hash as its id), else by position."""
     if not isinstance(answer, list) or not all(isinstance(r, dict) for r in answer):
         raise NameLookupServerError("invalid-answer", "an array lookup answered something else than objects")
     if len(answer) != len(queries):
         raise NameLookupServerError(
             "invalid-answer", f"the service answered {len(answer)} results for {len(queries)} queries")
-    ordered: list[dict[str, Any] | None] = list(answer)
-    if unique:
-        position = {(type(i).__name__, i): n for n, i in enumerate(wire_ids)}
-        by_id: list[dict[str, Any] | None] = [None] * len(queries)
-        for result in answer:
-            echoed = result.get("input")
-            key = None
-            if isinstance(echoed, dict) and "id" in echoed:
-                key = (type(echoed["id"]).__name__, echoed["id"])
-            n = position.get(key) if key is not None else None
-            if n is None or by_id[n] is not None:
-                break
-            by_id[n] = result
-        else:
-            ordered = by_id
-    final: list[dict[str, Any]] = []
-    for query, result in zip(queries, ordered, strict=True):
-        assert result is not None
+    position = {_id_key(q.id): n for n, q in enumerate(queries) if q.id is not None}
+    if len(position) != len(queries):
+        return list(answer)
+    by_id: list[dict[str, Any] | None] = [None] * len(queries)
+    for result in answer:
         echoed = result.get("input")
-        if query.id is None and isinstance(echoed, dict) and str(echoed.get("id", "")).startswith(_TAG_PREFIX):
-            result = {**result, "input": {k: v for k, v in echoed.items() if k != "id"}}
-        final.append(result)
-    return final
+        n = position.get(_id_key(echoed["id"])) if isinstance(echoed, dict) and "id" in echoed else None
+        if n is None or by_id[n] is not None:
+            return list(answer)  # ids not echoed faithfully: the service keeps request order
+        by_id[n] = result
+    return [r for r in by_id if r is not None]
 
 
 def gender_batch_call(queries: Sequence[Query], sizer: BatchSizer, policy: RetryPolicy,
@@ -313,8 +324,7 @@ def gender_batch_call(queries: Sequence[Query], sizer: BatchSizer, policy: Retry
         for chunk in sizer.chunks(queries):
             results.extend((yield from gender_batch_call(chunk, sizer, policy, stats)))
         return results
-    wire_ids, unique = _wire_ids(queries)
-    payload = [{**q.to_payload(), "id": wire_id} for q, wire_id in zip(queries, wire_ids, strict=True)]
+    payload = [q.to_payload() for q in queries]
     try:
         answer = yield from exchange(ApiRequest("POST", GENDER_PATH, payload, queries=len(queries)),
                                      policy, stats)
@@ -324,9 +334,16 @@ def gender_batch_call(queries: Sequence[Query], sizer: BatchSizer, policy: Retry
         sizer.limit = max(1, min(sizer.limit, len(queries) // 2))
         return (yield from gender_batch_call(queries, sizer, policy, stats))
     _count_credits(stats, answer)
-    return match_results(queries, wire_ids, unique, answer)
+    return match_results(queries, answer)
 
 
-def prepare_queries(items: Iterable[Any], *, hints: bool = True) -> list[Query]:
-    """Validate every item before anything is sent; the first bad one raises, naming its index."""
-    return [as_query(item, hints=hints, index=i) for i, item in enumerate(items)]
+def prepare_queries(items: Iterable[Any], *, hints: bool = True, secrets: Collection[str] = ()) -> list[Query]:
+    """Validate every item before anything is sent; the first bad one raises, naming its index.
+
+    :raises TypeError: for one query given where a list is wanted (a string would otherwise
+        be looked up letter by letter, a dict key by key).
+    """
+    if isinstance(items, str | bytes | Mapping | Query):
+        raise TypeError(f"queries must be a list of queries (names or query objects), got one "
+                        f"{type(items).__name__}: wrap it in a list, or look up one name with gender(first_name=...)")
+    return [as_query(item, hints=hints, index=i, secrets=secrets) for i, item in enumerate(items)]

@@ -18,11 +18,10 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_namelookup import DEFAULT_BASE_URL
-from airflow_provider_namelookup.hooks.concurrency import DEFAULT_MAX_CONCURRENCY
+from airflow_provider_namelookup.contract import CLIENT_SETTINGS, ClientSetting
 
 CONN_TYPE = "namelookup"
 HIDDEN_FIELDS = ("schema", "port", "login", "extra")
@@ -33,55 +32,22 @@ PLACEHOLDERS = {
 }
 
 
-@dataclass(frozen=True)
-class ExtraField:
-    """One extra of the connection as the form shows it.
-
-    :param name: the key in the connection's extra (read by ``ClientSettings``).
-    :param kind: ``number`` (may have a fraction) or ``integer``.
-    :param default: what an empty field means; None when it is not fixed here.
-    """
-
-    name: str
-    label: str
-    description: str
-    kind: str
-    minimum: float
-    maximum: float | None = None
-    default: float | None = None
-
-    def json_schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": [self.kind, "null"], "minimum": self.minimum}
-        if self.maximum is not None:
-            schema["maximum"] = self.maximum
-        if self.default is not None:
-            schema["default"] = self.default
-        return schema
+def json_schema(setting: ClientSetting) -> dict[str, Any]:
+    """The JSON schema of one extra as the form checks it."""
+    schema: dict[str, Any] = {"type": [setting.kind, "null"], "minimum": setting.minimum}
+    if setting.maximum is not None:
+        schema["maximum"] = setting.maximum
+    schema["default"] = int(setting.default) if setting.kind == "integer" else setting.default
+    return schema
 
 
-EXTRA_FIELDS: tuple[ExtraField, ...] = (
-    ExtraField("timeout", "Read timeout (seconds)",
-               "Seconds to wait for an answer before the request counts as failed (default 30).",
-               "number", minimum=0.1, default=30),
-    ExtraField("connect_timeout", "Connect timeout (seconds)",
-               "Seconds to wait for a connection to the service (default 5).",
-               "number", minimum=0.1, default=5),
-    ExtraField("batch_size", "Queries per request",
-               "Most names sent in one array request; the service allows 100 (default 100).",
-               "integer", minimum=1, maximum=1000, default=100),
-    ExtraField("max_retries", "Retries on network errors, 5xx and 429",
-               "Retries after the first attempt, with exponential backoff (default 5).",
-               "integer", minimum=0, maximum=20, default=5),
-    ExtraField("max_concurrency", "Max requests in flight",
-               f"Ceiling of the adaptive concurrency: most lookup requests in flight at once "
-               f"(default {DEFAULT_MAX_CONCURRENCY}).",
-               "integer", minimum=1, default=DEFAULT_MAX_CONCURRENCY),
-)
+EXTRA_FIELDS: tuple[ClientSetting, ...] = tuple(s for s in CLIENT_SETTINGS if s.on_form)
+"""The extras the form shows (the others are set in the connection's extra JSON)."""
 
 
 def conn_fields() -> dict[str, Any]:
     """The ``conn-fields`` entry of the provider info (read by Airflow 3.2 and later)."""
-    return {f.name: {"label": f.label, "description": f.description, "schema": f.json_schema()}
+    return {f.name: {"label": f.label, "description": f.description, "schema": json_schema(f)}
             for f in EXTRA_FIELDS}
 
 

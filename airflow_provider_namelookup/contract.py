@@ -1,7 +1,7 @@
 """The Name Lookup Service API v2 facts, stated once: paths, prices, limits, fields.
 
 The client (:mod:`~airflow_provider_namelookup.api`), the engine
-(:mod:`~airflow_provider_namelookup.enrichment`) and the emulator all import these, so a
+(:mod:`~airflow_provider_namelookup.engine`) and the emulator all import these, so a
 change of the service's contract is one edit here. Facts come from the spec
 (``name-lookup-api-v2.md``) and, where it is silent, from the wire notes (endpoint
 aliases, the 100-query batch of the older line, the 2-credit country of origin).
@@ -14,11 +14,14 @@ Example::
     'full_name'
     >>> MAX_QUERIES_PER_REQUEST
     100
+    >>> CLIENT_DEFAULTS["timeout"], CLIENT_DEFAULTS["max_concurrency"]
+    (30.0, 64)
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
@@ -86,3 +89,60 @@ class LookupKind(StrEnum):
 
 CREDITS_PER_QUERY: Mapping[LookupKind, int] = {LookupKind.GENDER: 1, LookupKind.ORIGIN: 2}
 """Price of one answered query (``details.credits_used``); an array is charged per query."""
+
+
+# The client's defaults and limits ------------------------------------------------------------------------
+
+BACKOFF_MAX_SECONDS = 30.0
+"""Longest wait between two attempts of one request."""
+MAX_RETRY_AFTER_SECONDS = 120.0
+"""Longest ``Retry-After`` the client agrees to wait; a longer one is raised at once."""
+
+
+@dataclass(frozen=True)
+class ClientSetting:
+    """One tunable of the client, read from a connection extra of the same name.
+
+    The connection form (:mod:`~airflow_provider_namelookup.connection_form`), the settings
+    (:mod:`~airflow_provider_namelookup.hooks.settings`) and the README read these, so a
+    default or a limit is stated once.
+
+    :param kind: ``number`` (may have a fraction) or ``integer``.
+    :param on_form: shown as a field of the connection form (else an extra only).
+    """
+
+    name: str
+    label: str
+    description: str
+    kind: Literal["number", "integer"]
+    default: float
+    minimum: float
+    maximum: float | None = None
+    on_form: bool = True
+
+
+CLIENT_SETTINGS: tuple[ClientSetting, ...] = (
+    ClientSetting("timeout", "Read timeout (seconds)",
+                  "Seconds to wait for an answer before the request counts as failed (default 30).",
+                  "number", default=30.0, minimum=0.1),
+    ClientSetting("connect_timeout", "Connect timeout (seconds)",
+                  "Seconds to wait for a connection to the service (default 5).",
+                  "number", default=5.0, minimum=0.1),
+    ClientSetting("batch_size", "Queries per request",
+                  f"Most names sent in one array request; the service allows {MAX_QUERIES_PER_REQUEST} "
+                  f"(default {MAX_QUERIES_PER_REQUEST}).",
+                  "integer", default=MAX_QUERIES_PER_REQUEST, minimum=1, maximum=1000),
+    ClientSetting("max_retries", "Retries on network errors, 5xx and 429",
+                  "Retries after the first attempt, with exponential backoff (default 5).",
+                  "integer", default=5, minimum=0, maximum=20),
+    ClientSetting("max_concurrency", "Max requests in flight",
+                  "Ceiling of the adaptive concurrency: most lookup requests in flight at once (default 64).",
+                  "integer", default=64, minimum=1),
+    ClientSetting("backoff_base", "Backoff base (seconds)",
+                  "Seconds before the first retry, doubled for each further one (default 0.5).",
+                  "number", default=0.5, minimum=0.0, on_form=False),
+)
+"""Every connection extra the client reads, with its default and limits."""
+
+CLIENT_DEFAULTS: Mapping[str, float] = {s.name: s.default for s in CLIENT_SETTINGS}
+"""Setting name → default, e.g. ``CLIENT_DEFAULTS["timeout"] == 30.0``."""

@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -59,6 +60,19 @@ class Query:
         """What makes two queries the same question: kind, case-folded name and hints (not id)."""
         return "\x1f".join((self.kind, self.name.casefold(), self.country or "",
                             self.locale or "", self.ip or ""))
+
+    def identity(self, lookup: str) -> str:
+        """The question's hash for one lookup (``gender`` or ``country_of_origin``): what a run
+        dedupes on, keys its cache by, and sends as the query's id when it has none.
+
+        >>> Query("first_name", "Anna").identity("gender") == Query("first_name", "ANNA", id=7).identity("gender")
+        True
+        """
+        return hashlib.sha256(f"{lookup}\x1e{self.cache_key}".encode()).hexdigest()[:40]
+
+    def with_identity(self, lookup: str) -> Query:
+        """This query with its :meth:`identity` as id, unless it has an id of its own."""
+        return self if self.id is not None else replace(self, id=self.identity(lookup))
 
     def with_id(self, id: int | str | None) -> Query:
         if id is None and self.id is None:

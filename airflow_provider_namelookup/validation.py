@@ -14,13 +14,16 @@ Rules, checked in this order (the first broken rule is reported):
    collapsed (tabs and newlines included); other control characters, NUL and lone
    surrogates are refused; then
    ``first_name`` must be 1-50 characters, ``full_name`` 1-100, ``email`` 3-100
-   and a syntactically valid address (its local part a dot-atom: no leading,
-   trailing or doubled dot, so ``...@example.com`` is refused). A first name must
+   and a syntactically valid address (its local part a dot-atom of RFC 5322 ``atext``:
+   no leading, trailing or doubled dot, no ``<``, ``,`` or quotes, so ``...@example.com``
+   and ``anna<script>@example.com`` are refused; its domain two or more LDH labels, no IP
+   literal such as ``[127.0.0.1]``; letters beyond ASCII are letters, so
+   ``jörg@bücher.de`` passes). A first name must
    be readable from the value: it must hold a letter (for ``email``, in the part
    before ``@``), so ``","`` or ``12345@example.com`` is refused with the field's
    ``parameter-*-invalid`` and costs nothing, rather than being charged for an
    answer without a first name.
-3. Hints: ``country`` from the spec's table (case-insensitive),
+3. Hints: ``country`` from the spec's table (case-insensitive in ASCII only: ``"ıt"`` is refused),
    ``locale`` as ``xx_YY`` or ``xx-YY`` with a region from the country table,
    ``ip`` a valid IPv4 or IPv6 address. Empty strings and null count as absent.
    Every given hint is checked, even one the precedence rule will not use.
@@ -63,7 +66,12 @@ NAME_STATUS: dict[NameKind, str] = {
 ID_MAX_LENGTH = 50
 ID_INTEGER_RANGE = (-(2**63), 2**63 - 1)
 
-_EMAIL = re.compile(r"^[^@\s.]+(?:\.[^@\s.]+)*@[^@\s.]+(?:\.[^@\s.]+)+$")
+_ATEXT = "A-Za-z0-9!#$%&'*+/=?^_`{|}~-"
+_LDH_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_EMAIL = re.compile(rf"^[{_ATEXT}]+(?:\.[{_ATEXT}]+)*@(?:{_LDH_LABEL}\.)+{_LDH_LABEL}$")
+"""An address over ASCII: a dot-atom of RFC 5322 ``atext``, then LDH labels (RFC 1123), at least two."""
+_NON_ASCII_LETTERS = ("L", "M", "N")
+"""Unicode categories allowed beyond ASCII (letters, marks, digits): ``jörg@bücher.de``, ``李@例子.中国``."""
 _SIGNUP_LOCALE = re.compile(r"^[A-Za-z]{2}$")
 _LOCALE = re.compile(r"^([A-Za-z]{2})[_-]([A-Za-z]{2})$")
 _WHITESPACE = re.compile(r"\s+")
@@ -96,12 +104,36 @@ def normalise_text(value: str) -> str:
 
 
 def is_valid_email(value: str) -> bool:
-    """Syntax check: one ``@``, a dot-atom local part, a dotted domain, no whitespace.
+    """Syntax check: ``local@domain`` with a dot-atom local part of RFC 5322 ``atext`` (no
+    ``<``, ``,``, quotes or spaces; at most 64 characters) and a domain of two or more LDH
+    labels (letters, digits, inner hyphens; at most 63 characters each; no IP literal, no
+    all-digit top label). Letters, marks and digits beyond ASCII count as letters, so
+    internationalised addresses (RFC 6532) pass; their labels must fit 63 characters as
+    punycode (``xn--...``).
 
     >>> is_valid_email("a.b@example.com"), is_valid_email("...@example.com"), is_valid_email("a..b@x.io")
     (True, False, False)
+    >>> is_valid_email("jörg@bücher.de"), is_valid_email("anna<script>@x.io"), is_valid_email("a@[127.0.0.1]")
+    (True, False, False)
     """
-    return bool(_EMAIL.match(value)) and len(value.split("@", 1)[0]) <= 64
+    local, at, domain = value.rpartition("@")
+    if not at or len(local) > 64:
+        return False
+    shape = value if value.isascii() else _ascii_shape(value)
+    if not _EMAIL.match(shape) or domain.rsplit(".", 1)[-1].isdigit():
+        return False
+    return value.isascii() or all(_punycode_fits(label) for label in domain.split(".") if not label.isascii())
+
+
+def _ascii_shape(value: str) -> str:
+    """``value`` with each letter, mark or digit beyond ASCII replaced by ``a`` and anything
+    else beyond ASCII by a space (which no rule accepts)."""
+    return "".join(ch if ch.isascii() else "a" if unicodedata.category(ch)[0] in _NON_ASCII_LETTERS else " "
+                   for ch in value)
+
+
+def _punycode_fits(label: str) -> bool:
+    return len(label.lower().encode("punycode")) <= 63 - len("xn--")
 
 
 def validate_name(kind: NameKind, value: Any) -> str:
@@ -136,10 +168,13 @@ def _blank(value: Any) -> bool:
 
 
 def validate_country(value: Any) -> str | None:
-    """A code of the spec's country table (any case) → upper case; blank → None."""
+    """A code of the spec's country table (any case of its ASCII letters) → upper case; blank → None.
+
+    Only ASCII folds: ``"ıt"`` and ``"ſe"`` are refused, though ``str.upper()`` makes them IT and SE.
+    """
     if _blank(value):
         return None
-    code = value.strip().upper() if isinstance(value, str) else None
+    code = value.strip().upper() if isinstance(value, str) and value.isascii() else None
     if code not in COUNTRIES:
         raise _invalid("invalid-country-code", "country",
                        f"country must be a two-letter code from the country table, got {value!r:.60}")

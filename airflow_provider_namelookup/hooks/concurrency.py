@@ -44,7 +44,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-DEFAULT_MAX_CONCURRENCY = 64
+from airflow_provider_namelookup.contract import CLIENT_DEFAULTS
+
+DEFAULT_MAX_CONCURRENCY = int(CLIENT_DEFAULTS["max_concurrency"])
 """Default ceiling: at a 100 ms round trip, 64 requests in flight are ~640 requests/s,
 about what one client process can drive with httpx; a higher ceiling would buy nothing
 on one worker and would only let a burst hit the service harder."""

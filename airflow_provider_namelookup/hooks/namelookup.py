@@ -29,7 +29,14 @@ client for each request, so one pool of 64 costs about three times the CPU per r
 of eight pools of 8, and pools of 2 are cheaper still.
 HTTP/2 (one connection) was measured too and did not beat that
 (``benchmarks/http2_probe.py``). The token is sent only in the ``Authorization``
-header: it never appears in logs, exception messages or ``repr()``.
+header: it never appears in logs, exception messages or ``repr()``, and a query that
+carries it (as a name, id or hint) is refused before sending
+(:mod:`airflow_provider_namelookup.token_guard`).
+
+Errors say where they came from: an error from the service names the connection
+(``invalid-auth-token (HTTP 400) from connection 'namelookup_local': ...``; a hook made
+with :meth:`~_NameLookupBase.for_url` names its base URL), and a request that got no
+answer names the URL tried and the cause (:mod:`.transport_errors`).
 
 Example::
 
@@ -73,14 +80,18 @@ from airflow_provider_namelookup.api import (
     single_gender_call,
     statistic_call,
 )
+from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.errors import (
     NameLookupAuthError,
     NameLookupConnectionError,
     NameLookupError,
+    NameLookupValidationError,
     parse_retry_after,
 )
 from airflow_provider_namelookup.hooks.concurrency import ConcurrencyGate, ConcurrencyLimit, Outcome
 from airflow_provider_namelookup.hooks.settings import ClientSettings
+from airflow_provider_namelookup.hooks.transport_errors import describe, display_url
+from airflow_provider_namelookup.metrics import CallMeter
 from airflow_provider_namelookup.models import Query
 
 _USER_AGENT = f"airflow-provider-namelookup/{__version__}"
@@ -95,12 +106,18 @@ _KEEPALIVE_SECONDS = 4.0
 _MAYBE_PROCESSED = (httpx.ReadError, httpx.ReadTimeout, httpx.RemoteProtocolError)
 
 
-def _connection_error(exc: httpx.HTTPError, request: ApiRequest) -> NameLookupConnectionError:
-    kind = type(exc).__name__
-    return NameLookupConnectionError(
-        f"no answer to {request.method} {request.path}: {kind}",
-        maybe_processed=isinstance(exc, _MAYBE_PROCESSED),
-    )
+def _connection_error(exc: httpx.HTTPError, request: ApiRequest, settings: ClientSettings) -> NameLookupConnectionError:
+    """The request's URL and the cause, e.g. ``no answer to GET http://127.0.0.1:1/v2/statistic:
+    connection refused: nothing listens on 127.0.0.1:1 (...)``."""
+    url = display_url(httpx.URL(settings.base_url + request.path))
+    cause = describe(exc, secrets=(settings.token,) if settings.token else ())
+    return NameLookupConnectionError(f"no answer to {request.method} {url}: {cause}",
+                                     maybe_processed=isinstance(exc, _MAYBE_PROCESSED))
+
+
+def _from_the_service(err: NameLookupError) -> bool:
+    """Whether an error came from the service or the way to it (not from checking the input first)."""
+    return not (isinstance(err, NameLookupValidationError) and err.http_status is None)
 
 
 def _raw(response: httpx.Response) -> RawResponse:
@@ -127,8 +144,13 @@ class hook_or_class_method:
         return functools.partial(self.func, owner, instance)
 
 
-def _query_from_fields(**fields: Any) -> Query:
-    return as_query({k: v for k, v in fields.items() if v is not None})
+def _as_given(query: Query, result: dict[str, Any]) -> dict[str, Any]:
+    """A result whose ``input`` echoes the query as the caller gave it (its hash was the id on the wire)."""
+    return result if query.id is not None else {**result, "input": query.to_payload()}
+
+
+def _query_from_fields(secrets: frozenset[str], **fields: Any) -> Query:
+    return as_query({k: v for k, v in fields.items() if v is not None}, secrets=secrets)
 
 
 class _Lanes:
@@ -173,12 +195,15 @@ class _NameLookupBase(BaseHook):
                  transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None) -> None:
         super().__init__()
         self.namelookup_conn_id = namelookup_conn_id
+        self.source = f"connection {namelookup_conn_id!r}"
+        """What errors from the service name as where they came from (``for_url``: the base URL)."""
         self._settings = settings
         self._transport = transport
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
         self._max_concurrency = max_concurrency
         self.stats = CallStats()
+        self.meter = CallMeter(namelookup_conn_id)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(namelookup_conn_id={self.namelookup_conn_id!r})"
@@ -194,8 +219,10 @@ class _NameLookupBase(BaseHook):
             from airflow.sdk.log import mask_secret
 
             mask_secret(token)
-        return cls(settings=ClientSettings(base_url=base_url.rstrip("/"), token=token, **settings),
+        hook = cls(settings=ClientSettings(base_url=base_url.rstrip("/"), token=token, **settings),
                    max_concurrency=max_concurrency, transport=transport)
+        hook.source = display_url(httpx.URL(hook.settings.base_url)).rstrip("/")
+        return hook
 
     @cached_property
     def sizer(self) -> BatchSizer:
@@ -206,6 +233,18 @@ class _NameLookupBase(BaseHook):
         if self._settings is None:
             self._settings = ClientSettings.from_connection(self.get_connection(self.namelookup_conn_id))
         return self._settings
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        """Values no query may carry: the connection's token (refused before sending, see
+        :mod:`airflow_provider_namelookup.token_guard`)."""
+        token = self.settings.token
+        return frozenset({token}) if token else frozenset()
+
+    def _name_the_source(self, err: NameLookupError) -> None:
+        """Let ``err`` name this hook's connection (or URL) when it came from the service."""
+        if err.source is None and _from_the_service(err):
+            err.source = self.source
 
     @property
     def max_concurrency(self) -> int:
@@ -245,12 +284,24 @@ class _NameLookupBase(BaseHook):
         if not settings.token:
             raise NameLookupAuthError(
                 "authorization-header-missing",
-                f"connection {self.namelookup_conn_id!r} has no API token in its password field",
+                "no API token: put it in the connection's password field (or give it to for_url)",
+            )
+        if not (settings.token.isascii() and settings.token.isprintable() and " " not in settings.token):
+            # httpx would fail on it with a raw UnicodeEncodeError, h11 with a message quoting it.
+            raise NameLookupAuthError(
+                "invalid-auth-token",
+                "the API token holds a character a header cannot carry (a space, a line break, a control or "
+                "non-ASCII character, often copied along with it); it was not sent",
             )
         return {"Authorization": f"Bearer {settings.token}"}
 
     def _log_sleep(self, step: Sleep) -> None:
         self.log.warning("Retrying in %.2f s: %s", step.seconds, step.reason)
+
+    def _gender_batches(self, queries: Iterable[dict[str, Any] | str | Query]) -> list[Sequence[Query]]:
+        """The queries, validated and each with its id (its own, else its hash), in batches."""
+        prepared = prepare_queries(queries, secrets=self.secrets)
+        return self.sizer.chunks([q.with_identity(LookupKind.GENDER.value) for q in prepared])
 
     # Call definitions shared by both hooks.
     def _gender_steps(self, query: Query) -> Steps:
@@ -323,10 +374,13 @@ class NameLookupHook(_NameLookupBase):
 
     def _send(self, request: ApiRequest) -> RawResponse | NameLookupConnectionError:
         headers = self._headers(request, self.settings)
+        started = time.monotonic()
         try:
             response = self.client.request(request.method, request.path, json=request.json, headers=headers)
         except httpx.HTTPError as exc:
-            return _connection_error(exc, request)
+            self.meter.sent(request.path, None, time.monotonic() - started)
+            return _connection_error(exc, request, self.settings)
+        self.meter.sent(request.path, response.status_code, time.monotonic() - started)
         return _raw(response)
 
     def run(self, steps: Steps) -> Any:
@@ -338,10 +392,14 @@ class NameLookupHook(_NameLookupBase):
                     step = steps.send(self._send(step.request))
                 else:
                     self._log_sleep(step)
+                    self.meter.retried()
                     time.sleep(step.seconds)
                     step = steps.send(None)
         except StopIteration as done:
-            return done.value
+            return self.meter.answered(done.value)
+        except NameLookupError as err:
+            self._name_the_source(err)
+            raise
 
     def gender(self, *, first_name: str | None = None, full_name: str | None = None,
                email: str | None = None, country: str | None = None, locale: str | None = None,
@@ -350,7 +408,7 @@ class NameLookupHook(_NameLookupBase):
 
         :raises NameLookupValidationError: before sending, if the input breaks a rule.
         """
-        query = _query_from_fields(first_name=first_name, full_name=full_name, email=email,
+        query = _query_from_fields(self.secrets, first_name=first_name, full_name=full_name, email=email,
                                    country=country, locale=locale, ip=ip, id=id)
         return self.run(self._gender_steps(query))
 
@@ -358,34 +416,36 @@ class NameLookupHook(_NameLookupBase):
                             ) -> Iterator[tuple[Sequence[Query], list[dict[str, Any]]]]:
         """Yield ``(queries, results)`` per array request, as each one is answered.
 
-        Everything is validated before the first request. If a later request fails, the
-        batches already yielded are kept by the caller: nothing answered is lost.
+        Everything is validated before the first request. Each query travels with an id: its
+        own, else its hash (:meth:`Query.identity`), and answers are matched by it. If a later
+        request fails, the batches already yielded are kept by the caller: nothing answered is lost.
         """
-        prepared = prepare_queries(queries)
-        for batch in self.sizer.chunks(prepared):
+        for batch in self._gender_batches(queries):
             yield batch, self.run(self._batch_steps(batch))
 
     def gender_batch(self, queries: Iterable[dict[str, Any] | str | Query]) -> list[dict[str, Any]]:
-        """Gender of any number of queries, in input order (1 credit each).
+        """Gender of any number of queries, in input order (1 credit each); each result's
+        ``input`` is the query as given.
 
         A string is a first name; a dict is a query object. Sent as arrays of at most the
         batch size; answers are matched to queries by ``id``.
         """
+        given = prepare_queries(queries, secrets=self.secrets)
         results: list[dict[str, Any]] = []
-        for _, answered in self.iter_gender_batches(queries):
+        for _, answered in self.iter_gender_batches(given):
             results.extend(answered)
-        return results
+        return [_as_given(query, result) for query, result in zip(given, results, strict=True)]
 
     def country_of_origin(self, *, first_name: str | None = None, full_name: str | None = None,
                           email: str | None = None, id: int | str | None = None) -> dict[str, Any]:
         """Countries of origin, language, meaning and ethnicity of a name (2 credits)."""
-        query = _query_from_fields(first_name=first_name, full_name=full_name, email=email, id=id)
+        query = _query_from_fields(self.secrets, first_name=first_name, full_name=full_name, email=email, id=id)
         return self.run(self._origin_steps(query))
 
     def iter_country_of_origin(self, queries: Iterable[dict[str, Any] | str | Query]
                                ) -> Iterator[tuple[Query, dict[str, Any]]]:
         """Yield ``(query, result)`` per country-of-origin lookup, one request each (2 credits each)."""
-        for query in prepare_queries(queries, hints=False):
+        for query in prepare_queries(queries, hints=LookupKind.ORIGIN.takes_hints, secrets=self.secrets):
             yield query, self.run(self._origin_steps(query))
 
     def get_statistic(self) -> dict[str, Any]:
@@ -496,17 +556,20 @@ class NameLookupAsyncHook(_NameLookupBase):
         ticket = await gate.acquire(request.path)
         lane = lanes.least_busy()
         lanes.busy[lane] += 1
+        started = time.monotonic()
         try:
             response = await lanes.clients[lane].request(request.method, request.path, json=request.json,
                                                          headers=headers)
         except httpx.HTTPError as exc:
             gate.release(ticket, Outcome.CONGESTED)
-            return _connection_error(exc, request)
+            self.meter.sent(request.path, None, time.monotonic() - started)
+            return _connection_error(exc, request, self.settings)
         except BaseException:
             gate.cancel(ticket)
             raise
         finally:
             lanes.busy[lane] -= 1
+        self.meter.sent(request.path, response.status_code, time.monotonic() - started)
         outcome, retry_after = _outcome(response)
         gate.release(ticket, outcome, retry_after=retry_after)
         self.stats.concurrency = self.concurrency.current
@@ -523,10 +586,14 @@ class NameLookupAsyncHook(_NameLookupBase):
                     step = steps.send(await self._send(step.request))
                 else:
                     self._log_sleep(step)
+                    self.meter.retried()
                     await asyncio.sleep(step.seconds)
                     step = steps.send(None)
         except StopIteration as done:
-            return done.value
+            return self.meter.answered(done.value)
+        except NameLookupError as err:
+            self._name_the_source(err)
+            raise
 
     async def _concurrently(self, calls: Sequence[Callable[[], Steps]]) -> AsyncIterator[tuple[int, Any]]:
         """Run calls as many at a time as the controller allows; yield ``(index, result)``
@@ -574,7 +641,8 @@ class NameLookupAsyncHook(_NameLookupBase):
                      email: str | None = None, country: str | None = None, locale: str | None = None,
                      ip: str | None = None, id: int | str | None = None) -> dict[str, Any]:
         """Gender of one first name, full name or e-mail address (1 credit)."""
-        query = _query_from_fields(first_name=first_name, full_name=full_name, email=email,
+        await self.aget_settings()
+        query = _query_from_fields(self.secrets, first_name=first_name, full_name=full_name, email=email,
                                    country=country, locale=locale, ip=ip, id=id)
         return await self.run(self._gender_steps(query))
 
@@ -586,25 +654,32 @@ class NameLookupAsyncHook(_NameLookupBase):
         flight are still collected and yielded before the error is raised.
         """
         await self.aget_settings()
-        batches = self.sizer.chunks(prepare_queries(queries))
+        async for _, batch, results in self._answered_batches(self._gender_batches(queries)):
+            yield batch, results
+
+    async def _answered_batches(self, batches: list[Sequence[Query]]
+                                ) -> AsyncIterator[tuple[int, Sequence[Query], list[dict[str, Any]]]]:
         calls = [lambda batch=batch: self._batch_steps(batch) for batch in batches]
         async for index, results in self._concurrently(calls):
-            yield batches[index], results
+            yield index, batches[index], results
 
     async def gender_batch(self, queries: Iterable[dict[str, Any] | str | Query]) -> list[dict[str, Any]]:
-        """Gender of any number of queries, in input order (1 credit each)."""
-        prepared = prepare_queries(queries)
-        position = {id(q): i for i, q in enumerate(prepared)}
-        results: list[dict[str, Any]] = [{} for _ in prepared]
-        async for batch, answered in self.iter_gender_batches(prepared):
-            for query, result in zip(batch, answered, strict=True):
-                results[position[id(query)]] = result
-        return results
+        """Gender of any number of queries, in input order (1 credit each); each result's
+        ``input`` is the query as given."""
+        await self.aget_settings()
+        given = prepare_queries(queries, secrets=self.secrets)
+        batches = self._gender_batches(given)
+        starts = [sum(len(b) for b in batches[:i]) for i in range(len(batches))]
+        results: list[dict[str, Any]] = [{} for _ in given]
+        async for index, _, answered in self._answered_batches(batches):
+            results[starts[index]:starts[index] + len(answered)] = answered
+        return [_as_given(query, result) for query, result in zip(given, results, strict=True)]
 
     async def iter_country_of_origin(self, queries: Iterable[dict[str, Any] | str | Query]
                                      ) -> AsyncIterator[tuple[Query, dict[str, Any]]]:
         """Yield ``(query, result)`` per country-of-origin lookup, concurrently (2 credits each)."""
-        prepared = prepare_queries(queries, hints=False)
+        await self.aget_settings()
+        prepared = prepare_queries(queries, hints=LookupKind.ORIGIN.takes_hints, secrets=self.secrets)
         calls = [lambda q=q: self._origin_steps(q) for q in prepared]
         async for index, result in self._concurrently(calls):
             yield prepared[index], result
@@ -612,7 +687,8 @@ class NameLookupAsyncHook(_NameLookupBase):
     async def country_of_origin(self, *, first_name: str | None = None, full_name: str | None = None,
                                 email: str | None = None, id: int | str | None = None) -> dict[str, Any]:
         """Countries of origin, language, meaning and ethnicity of a name (2 credits)."""
-        query = _query_from_fields(first_name=first_name, full_name=full_name, email=email, id=id)
+        await self.aget_settings()
+        query = _query_from_fields(self.secrets, first_name=first_name, full_name=full_name, email=email, id=id)
         return await self.run(self._origin_steps(query))
 
     async def get_statistic(self) -> dict[str, Any]:

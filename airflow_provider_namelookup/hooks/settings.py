@@ -2,8 +2,8 @@
 
 The connection holds the bearer token in ``password`` and the base URL in ``host``
 (with or without scheme; ``https`` is assumed, or the ``scheme`` extra). Extras tune
-the client: ``timeout``, ``connect_timeout``, ``batch_size``, ``max_retries``,
-``backoff_base``, ``max_concurrency``.
+the client; their names, defaults and limits are
+:data:`~airflow_provider_namelookup.contract.CLIENT_SETTINGS`.
 
 Example::
 
@@ -11,8 +11,8 @@ Example::
     >>> conn = Connection(conn_id="nl", conn_type="namelookup", host="http://127.0.0.1:8765",
     ...                   password="secret-token", extra='{"batch_size": 50, "max_concurrency": 16}')
     >>> settings = ClientSettings.from_connection(conn)
-    >>> settings.base_url, settings.batch_size, settings.max_concurrency
-    ('http://127.0.0.1:8765', 50, 16)
+    >>> settings.base_url, settings.batch_size, settings.max_concurrency, settings.timeout
+    ('http://127.0.0.1:8765', 50, 16, 30.0)
     >>> "secret-token" in repr(settings)
     False
 """
@@ -24,21 +24,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_namelookup import DEFAULT_BASE_URL
-from airflow_provider_namelookup.api import DEFAULT_BATCH_SIZE, RetryPolicy
-from airflow_provider_namelookup.hooks.concurrency import DEFAULT_MAX_CONCURRENCY
+from airflow_provider_namelookup.api import RetryPolicy
+from airflow_provider_namelookup.contract import CLIENT_DEFAULTS, CLIENT_SETTINGS, ClientSetting
+
+_SETTINGS = {s.name: s for s in CLIENT_SETTINGS}
 
 
-def _number(extra: Mapping[str, Any], key: str, default: float, *, integer: bool = False,
-            minimum: float = 0) -> Any:
-    value = extra.get(key)
+def _read(extra: Mapping[str, Any], setting: ClientSetting) -> Any:
+    """A setting's value from the connection extras, checked against its limits; its default when absent."""
+    value = extra.get(setting.name)
+    integer = setting.kind == "integer"
     if value is None or value == "":
-        return default
+        return int(setting.default) if integer else setting.default
     try:
         number = int(value) if integer else float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"connection extra {key!r} must be a number, got {value!r}") from None
-    if number < minimum:
-        raise ValueError(f"connection extra {key!r} must be at least {minimum}, got {value!r}")
+        raise ValueError(f"connection extra {setting.name!r} must be {'an integer' if integer else 'a number'}, "
+                         f"got {value!r}") from None
+    if number < setting.minimum or (setting.maximum is not None and number > setting.maximum):
+        bounds = f"at least {setting.minimum:g}" if setting.maximum is None else \
+            f"from {setting.minimum:g} to {setting.maximum:g}"
+        raise ValueError(f"connection extra {setting.name!r} must be {bounds}, got {value!r}")
     return number
 
 
@@ -70,11 +76,11 @@ class ClientSettings:
 
     base_url: str = DEFAULT_BASE_URL
     token: str | None = field(default=None, repr=False)
-    timeout: float = 30.0
-    connect_timeout: float = 5.0
-    batch_size: int = DEFAULT_BATCH_SIZE
+    timeout: float = CLIENT_DEFAULTS["timeout"]
+    connect_timeout: float = CLIENT_DEFAULTS["connect_timeout"]
+    batch_size: int = int(CLIENT_DEFAULTS["batch_size"])
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
+    max_concurrency: int = int(CLIENT_DEFAULTS["max_concurrency"])
 
     @classmethod
     def from_connection(cls, conn: Any) -> ClientSettings:
@@ -85,16 +91,13 @@ class ClientSettings:
     @classmethod
     def from_parts(cls, *, host: str | None, port: int | None, password: str | None,
                    extra: Mapping[str, Any]) -> ClientSettings:
-        defaults = RetryPolicy()
+        value = {name: _read(extra, setting) for name, setting in _SETTINGS.items()}
         return cls(
             base_url=base_url_from(host, port, extra.get("scheme")),
             token=password or None,
-            timeout=_number(extra, "timeout", 30.0, minimum=0.001),
-            connect_timeout=_number(extra, "connect_timeout", 5.0, minimum=0.001),
-            batch_size=_number(extra, "batch_size", DEFAULT_BATCH_SIZE, integer=True, minimum=1),
-            retry=RetryPolicy(
-                max_retries=_number(extra, "max_retries", defaults.max_retries, integer=True),
-                backoff_base=_number(extra, "backoff_base", defaults.backoff_base),
-            ),
-            max_concurrency=_number(extra, "max_concurrency", DEFAULT_MAX_CONCURRENCY, integer=True, minimum=1),
+            timeout=value["timeout"],
+            connect_timeout=value["connect_timeout"],
+            batch_size=value["batch_size"],
+            retry=RetryPolicy(max_retries=value["max_retries"], backoff_base=value["backoff_base"]),
+            max_concurrency=value["max_concurrency"],
         )

@@ -21,22 +21,27 @@ from airflow.providers.common.compat.sdk import AirflowFailException
 from airflow.sdk import BaseHook, BaseOperator
 
 from airflow_provider_namelookup.contract import HINT_FIELDS
-from airflow_provider_namelookup.enrichment.budget import MODES, InsufficientCreditsMode
-from airflow_provider_namelookup.enrichment.plan import LookupKind, RowSpec
+from airflow_provider_namelookup.engine.budget import InsufficientCreditsMode, check_mode
+from airflow_provider_namelookup.engine.plan import LookupKind, RowSpec
+from airflow_provider_namelookup.engine.run import RunOptions
 from airflow_provider_namelookup.errors import (
     NameLookupAuthError,
     NameLookupEndpointNotFound,
-    NameLookupError,
     NameLookupValidationError,
 )
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.hooks.settings import ClientSettings
 from airflow_provider_namelookup.models import NameKind
+from airflow_provider_namelookup.usage.recorder import RecordsUsage
+from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError
+from airflow_provider_namelookup.warehouse.dialects import UnsupportedWarehouse
 
-UNFIXABLE_BY_RETRY: tuple[type[NameLookupError], ...] = (
-    NameLookupAuthError, NameLookupEndpointNotFound, NameLookupValidationError)
-"""Service errors that the same request would meet again: a missing or invalid token, a
-wrong base URL, a request the service rejects as a whole."""
+UNFIXABLE_BY_RETRY: tuple[type[Exception], ...] = (
+    NameLookupAuthError, NameLookupEndpointNotFound, NameLookupValidationError, WarehouseInputError,
+    UnsupportedWarehouse)
+"""Errors that the same try would meet again: a missing or invalid token, a wrong base URL,
+a request the service rejects as a whole, a source table, column or ``where`` the warehouse
+does not have or cannot run, a warehouse the table operators do not serve."""
 
 
 @contextmanager
@@ -62,8 +67,8 @@ def is_unfixable(error: BaseException) -> bool:
     return isinstance(error, (AirflowFailException, *UNFIXABLE_BY_RETRY))
 
 
-class NameLookupOperatorBase(BaseOperator):
-    """Base of the lookup operators.
+class NameLookupOperatorBase(RecordsUsage, BaseOperator):
+    """Base of the lookup operators; each execution leaves a usage record (:mod:`airflow_provider_namelookup.usage`).
 
     :param namelookup_conn_id: connection of type ``namelookup`` (token in its password).
     :param max_credits: most credits one run may spend (templated); None for no budget.
@@ -89,9 +94,7 @@ class NameLookupOperatorBase(BaseOperator):
         super().__init__(**kwargs)
         RowSpec(self.lookup, name_kind)  # a bad name_kind fails when the DAG is parsed
         self.name_kind = name_kind
-        if on_insufficient_credits not in MODES:
-            raise ValueError(f"on_insufficient_credits must be one of {', '.join(MODES)}, "
-                             f"got {on_insufficient_credits!r}")
+        check_mode(on_insufficient_credits)
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
         self.namelookup_conn_id = namelookup_conn_id
@@ -132,10 +135,15 @@ class NameLookupOperatorBase(BaseOperator):
         """How this run reads its rows."""
         return RowSpec(self.lookup, self.name_kind, secrets=self.forbidden_values, **self.default_hints())
 
+    def run_options(self, **more: Any) -> RunOptions:
+        """How this run may spend (``max_credits`` after templating) and report."""
+        return RunOptions(max_credits=self.credit_limit, on_insufficient_credits=self.on_insufficient_credits,
+                          check_remaining_credits=self.check_remaining_credits, **more)
+
     def async_hook(self) -> NameLookupAsyncHook:
         """An async hook for this run over the connection's settings."""
-        return NameLookupAsyncHook(self.namelookup_conn_id, settings=self.client_settings,
-                                   max_concurrency=self.max_concurrency)
+        return self.usage.watch(NameLookupAsyncHook(self.namelookup_conn_id, settings=self.client_settings,
+                                                    max_concurrency=self.max_concurrency))
 
 
 class GenderHintsMixin(NameLookupOperatorBase):

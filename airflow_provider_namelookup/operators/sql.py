@@ -6,7 +6,7 @@ Example::
 
     SqlGenderLookupOperator(
         task_id="enrich_customers",
-        sql_conn_id="warehouse",             # any common-sql connection: sqlite, postgres, mysql...
+        conn_id="warehouse",                 # a common-sql connection of a supported warehouse
         source_table="customers",
         key_column="customer_id",
         name_column="first_name",
@@ -22,7 +22,8 @@ skipped, a changed name is looked up again, and an answer already in the warehou
 shared answers table (``namelookup_answers``: any table, any run, any task instance)
 is reused instead of paid for. Any number of task instances may run at once (mapped
 ``where`` shards, several tables): each distinct query is paid once. See
-:mod:`airflow_provider_namelookup.tables.run` for the steps and the failure rules.
+:mod:`airflow_provider_namelookup.engine.run` for the steps and the failure rules, and
+:mod:`airflow_provider_namelookup.warehouse` for how a table is read and written.
 """
 
 from __future__ import annotations
@@ -30,41 +31,38 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from datetime import timedelta
-from functools import cached_property
 from typing import Any, ClassVar
 
-from airflow.sdk import BaseHook, Context
+from airflow.providers.common.sql.operators.sql import BaseSQLOperator
+from airflow.sdk import Context
 
-from airflow_provider_namelookup.enrichment.plan import LookupKind
+from airflow_provider_namelookup.engine.plan import LookupKind
 from airflow_provider_namelookup.operators.base import (
     GenderHintsMixin,
     NameLookupOperatorBase,
     fail_without_retry_on_unfixable_errors,
 )
-from airflow_provider_namelookup.tables.answers import DEFAULT_ANSWERS_TABLE, AnswersTable
-from airflow_provider_namelookup.tables.run import TableJob, run_table_job
-from airflow_provider_namelookup.tables.session import WarehouseSession
-from airflow_provider_namelookup.tables.source import TableSource
-from airflow_provider_namelookup.tables.target import TargetTable
+from airflow_provider_namelookup.usage.recorder import records_usage
+from airflow_provider_namelookup.warehouse import DEFAULT_ANSWERS_TABLE, TableRunSpec, table_run
+from airflow_provider_namelookup.warehouse.session import WarehouseSession
+from airflow_provider_namelookup.warehouse.source import TableSource
 
 
 def default_answers_table() -> str:
     """``[namelookup] answers_table`` of the Airflow configuration (env
     ``AIRFLOW__NAMELOOKUP__ANSWERS_TABLE``), else ``namelookup_answers``."""
-    try:
-        from airflow.configuration import conf
+    from airflow.providers.common.compat.sdk import conf
 
-        return str(conf.get("namelookup", "answers_table", fallback=DEFAULT_ANSWERS_TABLE))
-    except ImportError:  # pragma: no cover - a Task SDK-only worker
-        import os
-
-        return os.environ.get("AIRFLOW__NAMELOOKUP__ANSWERS_TABLE", DEFAULT_ANSWERS_TABLE)
+    return str(conf.get("namelookup", "answers_table", fallback=DEFAULT_ANSWERS_TABLE))
 
 
-class _SqlLookupOperator(NameLookupOperatorBase):
-    """Shared body of the table operators.
+class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
+    """Shared body of the table operators, a common-sql ``BaseSQLOperator``.
 
-    :param sql_conn_id: a connection whose hook is a common-sql ``DbApiHook``.
+    :param conn_id: a connection whose hook is a common-sql ``DbApiHook`` (templated);
+        ``sql_conn_id`` is the same, the name of earlier releases.
+    :param database: the database (schema) to use instead of the connection's (templated).
+    :param hook_params: extra keyword arguments for the warehouse hook (templated).
     :param source_table: the table to enrich (``table`` or ``schema.table``), or use ``sql``.
     :param sql: a SELECT to enrich instead of a table (templated); it must return the key,
         name and (optional) country columns.
@@ -83,22 +81,25 @@ class _SqlLookupOperator(NameLookupOperatorBase):
     :param progress_interval: seconds between progress lines in the log.
     :param plan_only: only count what the run would need (``credits_needed`` in the summary);
         spend, create and write nothing. Handy before a :class:`NameLookupCreditsSensor`.
-    :param hook_params: extra keyword arguments for the warehouse hook (e.g. ``{"schema": "dwh"}``).
     """
 
     target_suffix: ClassVar[str]
-    template_fields: Sequence[str] = ("source_table", "sql", "where", "target_table", "answers_table",
-                                      "max_credits")
+    template_fields: Sequence[str] = (*BaseSQLOperator.template_fields, "source_table", "sql", "where",
+                                      "target_table", "answers_table", "max_credits")
     template_ext: Sequence[str] = (".sql",)
     template_fields_renderers: ClassVar[dict[str, str]] = {"sql": "sql", "where": "sql"}
 
-    def __init__(self, *, sql_conn_id: str, key_column: str, name_column: str, source_table: str | None = None,
-                 sql: str | None = None, country_column: str | None = None,
-                 where: str | None = None, target_table: str | None = None, answers_table: str | None = None,
-                 max_age: timedelta | float | None = None, lease_seconds: float = 60.0,
-                 page_size: int = 10_000, progress_interval: float = 15.0, plan_only: bool = False,
-                 hook_params: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, key_column: str, name_column: str, conn_id: str | None = None,
+                 sql_conn_id: str | None = None, source_table: str | None = None, sql: str | None = None,
+                 country_column: str | None = None, where: str | None = None, target_table: str | None = None,
+                 answers_table: str | None = None, max_age: timedelta | float | None = None,
+                 lease_seconds: float = 60.0, page_size: int = 10_000, progress_interval: float = 15.0,
+                 plan_only: bool = False, **kwargs: Any) -> None:
+        if conn_id and sql_conn_id and conn_id != sql_conn_id:
+            raise ValueError("give conn_id or sql_conn_id (its earlier name), not both")
+        if not (conn_id or sql_conn_id):
+            raise ValueError("conn_id is required: the connection of the warehouse holding the table")
+        super().__init__(conn_id=conn_id or sql_conn_id, **kwargs)
         if (source_table is None) == (sql is None):
             raise ValueError("give exactly one of source_table and sql")
         if sql is not None and target_table is None:
@@ -111,7 +112,6 @@ class _SqlLookupOperator(NameLookupOperatorBase):
             max_age = timedelta(seconds=max_age)
         if max_age is not None and (not isinstance(max_age, timedelta) or max_age <= timedelta(0)):
             raise ValueError(f"max_age must be a positive timedelta or number of seconds, got {max_age!r}")
-        self.sql_conn_id = sql_conn_id
         self.source_table = source_table
         self.sql = sql
         self.key_column = key_column
@@ -122,58 +122,48 @@ class _SqlLookupOperator(NameLookupOperatorBase):
         self.answers_table = answers_table
         self.max_age = max_age
         self.lease_seconds = lease_seconds
-        self.hook_params = hook_params or {}
         self.page_size = page_size
         self.progress_interval = progress_interval
         self.plan_only = plan_only
 
     @property
+    def sql_conn_id(self) -> str | None:
+        """The warehouse connection (``conn_id``), by its name in earlier releases."""
+        return self.conn_id
+
+    @property
     def target_name(self) -> str:
         return self.target_table or f"{self.source_table}_{self.target_suffix}"
 
-    @cached_property
-    def db_hook(self) -> Any:
-        """The warehouse's common-sql ``DbApiHook`` (made once per task instance)."""
-        from airflow.providers.common.sql.hooks.sql import DbApiHook
-
-        hook = BaseHook.get_connection(self.sql_conn_id).get_hook(hook_params=self.hook_params)
-        if not isinstance(hook, DbApiHook):
-            raise ValueError(f"connection {self.sql_conn_id!r} is not a SQL connection "
-                             f"(its hook is {type(hook).__name__}, not a common-sql DbApiHook)")
-        return hook
-
-    def get_db_hook(self) -> Any:
-        return self.db_hook
-
-    def build_job(self, session: WarehouseSession) -> TableJob:
-        source = TableSource(session, table=self.source_table, sql=self.sql, key_column=self.key_column,
+    def table_run_spec(self, session: WarehouseSession) -> TableRunSpec:
+        source = TableSource(session.dialect, table=self.source_table, sql=self.sql, key_column=self.key_column,
                              name_column=self.name_column,
                              country_column=self.country_column if self.lookup.takes_hints else None,
                              where=self.where)
-        target = TargetTable(session, self.target_name, self.key_column, self.lookup)
-        answers = AnswersTable(session, self.answers_table or default_answers_table())
-        return TableJob(session, source, target, answers, self.row_spec(), page_size=self.page_size,
-                        max_credits=self.credit_limit, on_insufficient_credits=self.on_insufficient_credits,
-                        check_remaining_credits=self.check_remaining_credits,
-                        progress_interval=self.progress_interval, plan_only=self.plan_only,
-                        max_age=self.max_age, lease_seconds=self.lease_seconds)
+        return TableRunSpec(source=source, target=self.target_name,
+                            answers=self.answers_table or default_answers_table(), spec=self.row_spec(),
+                            page_size=self.page_size, max_age=self.max_age, lease_seconds=self.lease_seconds)
 
+    @records_usage
     def execute(self, context: Context) -> dict[str, Any]:
-        session = WarehouseSession(self.db_hook)
-        try:
-            job = self.build_job(session)
-
-            async def run() -> dict[str, Any]:
-                async with self.async_hook() as hook:
-                    return await run_table_job(job, hook, self.log)
-
-            with fail_without_retry_on_unfixable_errors():
-                summary = asyncio.run(run())
-        finally:
-            session.shutdown()
-        summary.update(source=job.source.label, target=job.target.name, answers_table=job.answers.name,
+        with fail_without_retry_on_unfixable_errors():
+            session = WarehouseSession(self.get_db_hook())
+            try:
+                job = self.table_run_spec(session)
+                summary = asyncio.run(self._run(session, job))
+            finally:
+                session.shutdown()
+        summary.update(source=job.source.label, target=job.target, answers_table=job.answers,
                        plan_only=self.plan_only)
         return summary
+
+    async def _run(self, session: WarehouseSession, job: TableRunSpec) -> dict[str, Any]:
+        async with self.async_hook() as hook:
+            run = table_run(session, job, hook, self.log, self.run_options(
+                plan_only=self.plan_only, progress_interval=self.progress_interval))
+            self.usage.follow(run.progress)
+            await run.run()
+            return run.progress.summary()
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """Source and target tables as OpenLineage datasets (only when openlineage is installed)."""
@@ -183,7 +173,7 @@ class _SqlLookupOperator(NameLookupOperatorBase):
         except ImportError:
             return None
         hook = self.get_db_hook()
-        connection = hook.get_connection(self.sql_conn_id)
+        connection = hook.get_connection(self.conn_id)
         info = hook.get_openlineage_database_info(connection)
         scheme = getattr(info, "scheme", None) or hook.dialect_name
         authority = getattr(info, "authority", None) or connection.host or ""

@@ -31,8 +31,11 @@ from typing import Any, ClassVar
 
 from airflow.sdk import Context
 
-from airflow_provider_namelookup.enrichment.list_run import ListRun, as_item_list
-from airflow_provider_namelookup.enrichment.plan import LookupKind
+from airflow_provider_namelookup.engine.plan import LookupKind
+from airflow_provider_namelookup.engine.run import LookupRun
+from airflow_provider_namelookup.lists import as_item_list, list_run
+from airflow_provider_namelookup.lists.cache import MemoryAnswers
+from airflow_provider_namelookup.lists.sink import ListResults
 from airflow_provider_namelookup.operators.answer_store import (
     AnswerStore,
     answer_store_for,
@@ -45,11 +48,12 @@ from airflow_provider_namelookup.operators.base import (
     fail_without_retry_on_unfixable_errors,
     is_unfixable,
 )
+from airflow_provider_namelookup.usage.recorder import records_usage
 
 
 class _XComLookupOperator(NameLookupOperatorBase):
     """Shared body of :class:`GenderLookupOperator` and :class:`CountryOfOriginOperator`:
-    the Airflow end of a :class:`~airflow_provider_namelookup.enrichment.list_run.ListRun`.
+    the Airflow end of a list run (:func:`~airflow_provider_namelookup.lists.list_run`).
 
     :param queries: list of first names (strings), query objects (dicts) or rows (templated).
     :param query_field: the key (or index) of a row holding the name; None when the items
@@ -63,57 +67,62 @@ class _XComLookupOperator(NameLookupOperatorBase):
         super().__init__(**kwargs)
         self.queries = queries
         self.query_field = query_field
-        self._run: ListRun | None = None
+        self._run: LookupRun | None = None
         self._store: AnswerStore | None = None
 
+    @property
+    def _answers(self) -> MemoryAnswers:
+        assert self._run is not None
+        return self._run.cache  # type: ignore[return-value]
+
+    @records_usage
     def execute(self, context: Context) -> list[dict[str, Any]]:
         store = answer_store_for(context, self.log)
         saved = store.load()
-        run = ListRun(self.row_spec(), as_item_list(self.queries), self.query_field, saved=saved,
-                      label=self.task_id)
-        self._run, self._store = run, store
+        items = as_item_list(self.queries)
+        self._store = store
         if saved:
             self.log.info("Reusing %d answers saved by an earlier try of this task (%s)", len(saved), store.where)
-        for row in run.invalid_rows:
-            self.log.warning("Row %d is invalid and costs nothing: %s", row.ref, row.error)
         with fail_without_retry_on_unfixable_errors():
-            try:
-                asyncio.run(self._answer(run))
-            except BaseException as err:  # execution_timeout and SIGTERM included: keep what was paid for
-                self._keep_answers(run, store, err, context)
-                raise
+            asyncio.run(self._lookup(items, saved, context))
         if saved:
             store.clear()
-        results = run.results()
-        run.progress.log_summary(self.log)
-        return results
+        assert self._run is not None
+        sink = self._run.sink
+        assert isinstance(sink, ListResults)
+        return sink.results
 
-    async def _answer(self, run: ListRun) -> None:
+    async def _lookup(self, items: list[Any], saved: dict[str, dict[str, Any]], context: Context) -> None:
         async with self.async_hook() as hook:
-            await run.answer(hook, max_credits=self.credit_limit, mode=self.on_insufficient_credits,
-                             check_remaining=self.check_remaining_credits)
+            self._run = run = list_run(self.row_spec(), items, hook, self.log, self.run_options(),
+                                       query_field=self.query_field, saved=saved, label=self.task_id)
+            self.usage.follow(run.progress)
+            assert self._store is not None
+            store = self._store
+            run.on_failure = lambda err: self._keep_answers(run, store, err, context)  # any error, timeouts too
+            await run.run()
 
-    def _keep_answers(self, run: ListRun, store: AnswerStore, error: BaseException, context: Context) -> None:
-        answered = len(run.answers) - run.reused
-        if not run.answers:
-            self.log.error("Stopped before any of %d distinct queries was answered; nothing was paid for.",
-                           len(run.distinct))
-        elif not store.save(run.answers):
+    def _keep_answers(self, run: LookupRun, store: AnswerStore, error: BaseException, context: Context) -> None:
+        answers = self._answers
+        answered = len(answers.answers) - answers.reused
+        asked = len(run.to_ask)
+        if not answers.answers:
+            self.log.error("Stopped before any of %d distinct queries was answered; nothing was paid for.", asked)
+        elif not store.save(answers.answers):
             self.log.error("Stopped after %d of %d distinct queries were answered; the answers could not be "
-                           "kept (%s), so the next try pays for them again.", answered, len(run.distinct),
-                           store.where)
+                           "kept (%s), so the next try pays for them again.", answered, asked, store.where)
         else:
             retry_coming = tries_left(context) and not is_unfixable(error)
             self.log.error("Stopped after %d of %d distinct queries were answered (%d answers saved in %s); %s.",
-                           answered, len(run.distinct), len(run.answers), store.where,
+                           answered, asked, len(answers.answers), store.where,
                            fate_of_kept_answers(retry_coming=retry_coming, where=store.where))
-        run.progress.log_summary(self.log)
 
     def on_kill(self) -> None:
-        """Airflow kills the task (SIGTERM, timeout): save the answers already paid for."""
-        if self._run is not None and self._store is not None and self._store.save(self._run.answers):
-            self.log.warning("Killed: %d answers saved in %s for the next try", len(self._run.answers),
+        """Airflow kills the task (SIGTERM, timeout): save the answers already paid for, and the usage record."""
+        if self._run is not None and self._store is not None and self._store.save(self._answers.answers):
+            self.log.warning("Killed: %d answers saved in %s for the next try", len(self._answers.answers),
                              self._store.where)
+        super().on_kill()
 
 
 class GenderLookupOperator(GenderHintsMixin, _XComLookupOperator):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -35,3 +36,48 @@ def test_every_row_ends_ok_or_error(rows: list[tuple[Any, Any]], sqlite_warehous
     assert set(outcome.values()) <= {"ok", "error"}
     assert summary["rows_enriched"] + summary["rows_invalid"] == len(rows)
     assert 10_000 - namelookup.remaining() == summary["lookups"] == summary["credits_used"]
+
+
+NAMES = ["Anna", "anna ", "Ben", "Carla", "Dora", "Emil", "", "x" * 60, None]
+steps = st.lists(st.tuples(st.sampled_from(["insert", "rename", "delete"]), st.integers(0, 10 ** 6),
+                           st.sampled_from(NAMES)), min_size=1, max_size=4)
+
+
+@pytest.mark.database
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(start=st.lists(st.sampled_from(NAMES), min_size=1, max_size=12), changes=steps)
+def test_the_credits_of_a_target_add_up_to_what_its_answers_cost(start: list[Any], changes: list[Any],
+                                                                 warehouse: Any, namelookup: Any) -> None:
+    """Issue 19, item 9: after any sequence of inserts, name changes and deletes, SUM(credits_used)
+    is the price of the distinct answered queries the target holds, each carried by one row."""
+    namelookup.set_credits(10_000)
+    table = warehouse.create_customers([(i, n, None) for i, n in enumerate(start, start=1)],
+                                       name=f"props_{uuid.uuid4().hex[:8]}")
+    warehouse.created += [table, f"{table}_gender"]
+    answers = f"ans_{uuid.uuid4().hex[:8]}"  # this target's own: every answer it holds was paid for it
+    warehouse.created.append(answers)
+
+    def enrich_and_check() -> None:
+        SqlGenderLookupOperator(task_id="enrich", sql_conn_id=warehouse.conn_id, source_table=table,
+                                key_column="customer_id", name_column="name", answers_table=answers,
+                                check_remaining_credits=False).execute({})
+        rows = warehouse.rows(f"SELECT customer_id, query_hash, credits_used, status FROM {table}_gender")
+        held = {h for _, h, _, status in rows if status == "ok"}
+        assert sum(c for _, _, c, _ in rows) == len(held)
+        carriers = [k for k, _, c, _ in rows if c]
+        lowest = {h: min(k for k, h2, _, s in rows if h2 == h and s == "ok") for h in held}
+        assert sorted(carriers) == sorted(lowest.values())  # the lowest key holding each query
+
+    enrich_and_check()
+    next_key = len(start) + 1
+    for action, pick, name in changes:
+        keys = [r[0] for r in warehouse.rows(f"SELECT customer_id FROM {table}")]
+        if action == "insert" or not keys:
+            warehouse.insert(table, [(next_key, name, None)])
+            next_key += 1
+        elif action == "rename":
+            warehouse.hook.run(f"UPDATE {table} SET name = %s WHERE customer_id = {keys[pick % len(keys)]}"
+                               .replace("%s", warehouse.hook.placeholder), parameters=(name,))
+        else:
+            warehouse.hook.run(f"DELETE FROM {table} WHERE customer_id = {keys[pick % len(keys)]}")
+        enrich_and_check()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Iterator
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -14,37 +13,8 @@ import structlog
 from airflow.providers.common.compat.sdk import AirflowTaskTimeout
 
 from airflow_provider_namelookup.operators import GenderLookupOperator
-from airflow_provider_namelookup.operators.answer_store import (
-    STATE_KEY,
-    NoAnswerStore,
-    TaskStateAnswerStore,
-    VariableAnswerStore,
-    answer_store_for,
-    fate_of_kept_answers,
-    tries_left,
-)
-
-
-class StateStore:
-    """``context["task_state_store"]``'s interface (get, set, delete) over a dict."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, Any] = {}
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.values.get(key, default)
-
-    def set(self, key: str, value: Any) -> None:
-        self.values[key] = value
-
-    def delete(self, key: str) -> None:
-        self.values.pop(key, None)
-
-
-def _context(store: StateStore, try_number: int = 1, max_tries: int = 1) -> dict[str, Any]:
-    ti = SimpleNamespace(dag_id="d", task_id="genders", run_id="r", map_index=-1, try_number=try_number,
-                         max_tries=max_tries)
-    return {"task_state_store": store, "ti": ti}
+from airflow_provider_namelookup.operators.answer_store import STATE_KEY
+from tests.operators.test_answer_store import StateStore, _context
 
 
 @pytest.fixture
@@ -92,27 +62,18 @@ def test_an_execution_timeout_midway_keeps_the_answers_for_the_retry(namelookup:
 
 
 def test_any_exception_keeps_the_answers(namelookup: Any, emulator: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from airflow_provider_namelookup.enrichment import list_run
+    from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 
     namelookup.set_credits(1000)
     store = StateStore()
-    real_update = dict.update
-    calls = {"n": 0}
+    real_batches = NameLookupAsyncHook.iter_gender_batches
 
-    class Answers(dict):  # type: ignore[type-arg]
-        def update(self, *args: Any, **kwargs: Any) -> None:
-            calls["n"] += 1
-            if calls["n"] > 1:
-                raise MemoryError("the worker ran out of memory")
-            real_update(self, *args, **kwargs)
+    async def one_batch_then_out_of_memory(self: Any, queries: Any) -> Any:
+        async for answered in real_batches(self, queries):
+            yield answered
+            raise MemoryError("the worker ran out of memory")
 
-    original_init = list_run.ListRun.__init__
-
-    def init(self: Any, *args: Any, **kwargs: Any) -> None:
-        original_init(self, *args, **kwargs)
-        self.answers = Answers(self.answers)
-
-    monkeypatch.setattr(list_run.ListRun, "__init__", init)
+    monkeypatch.setattr(NameLookupAsyncHook, "iter_gender_batches", one_batch_then_out_of_memory)
     operator = GenderLookupOperator(task_id="genders", queries=[f"Name{i:03d}" for i in range(250)],
                                     max_concurrency=1, check_remaining_credits=False)
     with pytest.raises(MemoryError), structlog.testing.capture_logs() as logs:
@@ -120,24 +81,3 @@ def test_any_exception_keeps_the_answers(namelookup: Any, emulator: Any, monkeyp
     assert len(store.values[STATE_KEY]) == 100
     stopped = next(e["event"] for e in logs if e["event"].startswith("Stopped after"))
     assert "next try" not in stopped and "no try is left" in stopped
-
-
-def test_the_store_follows_what_the_context_offers() -> None:
-    log = SimpleNamespace(warning=print)
-    assert isinstance(answer_store_for({"task_state_store": StateStore()}, log), TaskStateAnswerStore)
-    ti = SimpleNamespace(dag_id="d", task_id="t", run_id="manual__1", map_index=3)
-    variable = answer_store_for({"ti": ti}, log)
-    assert isinstance(variable, VariableAnswerStore) and variable.key == "namelookup_answers__d__t__manual__1__3"
-    long = answer_store_for({"ti": SimpleNamespace(dag_id="d" * 200, task_id="t" * 200, run_id="r", map_index=-1)},
-                            log)
-    assert isinstance(long, VariableAnswerStore) and len(long.key) <= 250
-    assert isinstance(answer_store_for({}, log), NoAnswerStore)
-
-
-def test_the_log_says_kept_for_the_next_try_only_when_one_is_left() -> None:
-    assert tries_left(_context(StateStore(), try_number=1, max_tries=2))
-    assert not tries_left(_context(StateStore(), try_number=3, max_tries=2))
-    assert not tries_left({})
-    assert "next try" in fate_of_kept_answers(retry_coming=True, where="x")
-    last = fate_of_kept_answers(retry_coming=False, where="the task state store")
-    assert "next try" not in last and "no try is left" in last and "cleared" in last

@@ -1,0 +1,53 @@
+"""The sink of a list run: one result per input item, in input order.
+
+Each item gets the service's answer to its question (with its own ``input`` echoed, its
+id included), or ``{"error": {"status_id", "detail", "field"}}``: the rule it broke, or
+why it was not answered (``insufficient-credits`` when the budget ran out).
+
+Example::
+
+    sink = ListResults(cache)              # the run's MemoryAnswers
+    await sink.fill(outcome)
+    sink.results          # [{"gender": "female", ...}, {"error": {...}}, ...]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow_provider_namelookup.engine.ports import Question, Result, RunOutcome
+from airflow_provider_namelookup.lists.cache import MemoryAnswers
+
+NOT_ANSWERED = {"status_id": "not-answered", "field": None, "detail": "no answer was received"}
+DEFERRED = {"status_id": "insufficient-credits", "field": None,
+            "detail": "not looked up: the credit budget was used up; run again later"}
+
+
+class ListResults:
+    """Results aligned with the input items (filled at the end of the run).
+
+    :param cache: the run's answers.
+    """
+
+    def __init__(self, cache: MemoryAnswers) -> None:
+        self.cache = cache
+        self.results: list[Result] = []
+
+    async def prepare(self, *, create: bool) -> None:
+        return None
+
+    async def fill(self, outcome: RunOutcome) -> None:
+        answers = self.cache.answers
+        self.results = [self._output(q, answers, outcome) for q in sorted(outcome.questions,
+                                                                          key=lambda q: q.value.ref)]
+
+    @staticmethod
+    def _output(question: Question, answers: dict[str, Result], outcome: RunOutcome) -> dict[str, Any]:
+        planned = question.planned
+        if planned.error is not None:
+            return {"error": planned.error.as_dict()}
+        if planned.query_hash in answers and planned.query is not None:
+            return {**answers[planned.query_hash], "input": planned.query.to_payload()}
+        if planned.query_hash in outcome.deferred:
+            return {"error": dict(DEFERRED)}
+        return {"error": dict(NOT_ANSWERED)}

@@ -1,1 +1,0 @@
-"""SQL sources and sinks of the table operators, through common-sql ``DbApiHook``s."""

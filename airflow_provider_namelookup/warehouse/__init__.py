@@ -1,0 +1,92 @@
+"""The warehouse ends of a lookup run: a table's distinct values in, an enriched table out.
+
+Rows stay in the warehouse; Python sees only distinct questions. The adapters of the one
+run (:mod:`airflow_provider_namelookup.engine.run`) are :class:`~.source.TableQuestions`
+(the source), :class:`~.answers.AnswersTable` (the shared answers table with leases) and
+:class:`~.target.TargetTable` (the sink); every statement they send is spelled by the
+warehouse's dialect module (:mod:`.dialects`).
+
+Example::
+
+    session = WarehouseSession(hook)
+    run = table_run(session, TableRunSpec(source=TableSource(session.dialect, table="customers",
+                                                             key_column="customer_id", name_column="first_name"),
+                                          target="customers_gender", answers="namelookup_answers",
+                                          spec=RowSpec(LookupKind.GENDER)), async_hook, log)
+    progress = await run.run()
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from airflow_provider_namelookup.engine.plan import RowSpec
+from airflow_provider_namelookup.engine.run import LookupRun, RunOptions
+from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
+from airflow_provider_namelookup.warehouse.answers import CLAIM_CHUNK, DEFAULT_ANSWERS_TABLE, AnswersTable
+from airflow_provider_namelookup.warehouse.session import WarehouseSession
+from airflow_provider_namelookup.warehouse.source import TableQuestions, TableSource
+from airflow_provider_namelookup.warehouse.target import TargetTable
+from airflow_provider_namelookup.warehouse.valuemap import ValueMap
+
+__all__ = ["DEFAULT_ANSWERS_TABLE", "TableRunSpec", "TableSource", "WarehouseSession", "table_run"]
+
+
+@dataclass(frozen=True)
+class TableRunSpec:
+    """What one table run enriches, and how.
+
+    :param target: the target table's name; ``answers``: the shared answers table's.
+    :param page_size: distinct values read at a time.
+    :param max_age: answers (and target rows) older than this are looked up again; None: never.
+    :param lease_seconds: how long a claim holds without renewal (renewed every third of it).
+    :param claim_chunk: questions claimed together.
+    """
+
+    source: TableSource
+    target: str
+    answers: str
+    spec: RowSpec
+    page_size: int = 10_000
+    max_age: timedelta | None = None
+    lease_seconds: float = 60.0
+    claim_chunk: int = CLAIM_CHUNK
+
+
+def table_run(session: WarehouseSession, job: TableRunSpec, hook: NameLookupAsyncHook, log: Any,
+              options: RunOptions | None = None) -> LookupRun:
+    """The run of one table enrichment over ``session``'s warehouse."""
+    options = options or RunOptions()
+    dialect = session.dialect
+    if dialect.proof == "parsed only":
+        log.warning("The SQL the table operators send to %s is generated and parsed in this release's tests, but has "
+                    "not been run on %s by them: check the first runs (README, Supported warehouses)",
+                    dialect.name, dialect.name)
+    if dialect.store_every_seconds > 2 and not options.plan_only:
+        log.warning("Answers are stored in %s at most every %.0f s (each statement costs time there): a task "
+                    "killed outright loses up to that long's answers, which the next run pays again", dialect.name,
+                    dialect.store_every_seconds)
+    now = datetime.now(UTC)
+    stale_rows = dialect.timestamp(now - job.max_age) if job.max_age else None
+    stale_answers = (now - job.max_age).timestamp() if job.max_age else None
+    value_map = ValueMap(session, job.source.names(with_params=False), schema=job.answers.rpartition(".")[0] or None)
+    answers = AnswersTable(session, job.answers, value_map, lookup=job.spec.lookup, paid_for=job.target,
+                           owner=uuid.uuid4().hex, lease_seconds=job.lease_seconds, stale_before=stale_answers,
+                           plan_only=options.plan_only, claim_chunk=job.claim_chunk)
+    target = TargetTable(session, job.target, job.source, value_map, answers.quoted, job.spec,
+                         stamp=dialect.timestamp(now), stale_rows_before=stale_rows, log=log)
+    questions = TableQuestions(session, job.source, job.spec, target, page_size=job.page_size,
+                               stale_rows_before=stale_rows)
+    target.key_sample = lambda: questions.key_sample
+    run = LookupRun(job.spec, questions, answers, target, hook, log, options,
+                    label=f"{job.source.label} -> {target.name}", statements=lambda: session.statements)
+
+    def stopped(err: BaseException) -> None:
+        log.error("Stopped: %s. The %d answers this run paid for are stored in %s; the next run pays only for "
+                  "the rest.", err, len(run.paid_here), answers.name)
+
+    run.on_failure = stopped
+    return run

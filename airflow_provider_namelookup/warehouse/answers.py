@@ -1,0 +1,274 @@
+"""The shared answers table: the warehouse's cache of answers and where task instances claim work.
+
+One answers table serves every table operator run that uses it (any table, any DAG),
+keyed by the normalised query's hash. A query is paid for once per warehouse:
+
+- a run **claims** the hashes it needs and nobody has answered, a chunk at a time: one
+  insert-if-absent of ``(hash, state='claimed', claimed_by=<run id>, lease_expires=<now +
+  lease>)`` for the chunk's hashes (read from the run's raw-value map), then one read of
+  their states. Only the run whose insert won sends a query; the others wait for its answer.
+- while it works, the run **renews** its leases. A run that dies stops renewing; once
+  its leases expire any other run's claim takes the hashes over, so nothing is lost and
+  nobody waits for long.
+- an answer is **stored** in the same row (``state='answered'``), only while the run
+  still holds the claim; ``answered_by`` names the run, ``paid_for`` the target it enriched.
+- at the end a run **releases** what it claimed but did not answer (budget, failure).
+
+The statements are the dialect's (:mod:`~airflow_provider_namelookup.warehouse.dialects`);
+a claim costs two statements per chunk of :data:`CLAIM_CHUNK` questions whatever the rows.
+
+Example::
+
+    answers = AnswersTable(session, "namelookup_answers", value_map, lookup=LookupKind.GENDER,
+                           paid_for="customers_gender", lease_seconds=60)
+    await answers.prepare(create=True)
+    await answers.register(page)                 # the page's questions into the map
+    fresh = await answers.answered(hashes)
+    for claim in answers.plan_claims(to_ask):
+        outcome = await answers.claim(claim)     # outcome.mine: this run's to ask
+    await answers.store({"<hash>": result})
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from airflow_provider_namelookup.contract import LookupKind
+from airflow_provider_namelookup.engine.ports import ClaimOutcome, Question, Result
+from airflow_provider_namelookup.warehouse.identifiers import check_identifier
+from airflow_provider_namelookup.warehouse.schema import (
+    ANSWER_BOOKKEEPING,
+    ANSWER_KEY,
+    ANSWER_RESULTS,
+    STATE_ANSWERED,
+    result_columns,
+    result_values,
+)
+from airflow_provider_namelookup.warehouse.session import WarehouseSession
+from airflow_provider_namelookup.warehouse.valuemap import ValueMap, load_entries
+
+DEFAULT_ANSWERS_TABLE = "namelookup_answers"
+CLAIM_CHUNK = 10_000
+"""Questions claimed together: each claim is two statements, so a run of 40,000 new
+questions claims in 8; parallel runs still divide the work chunk by chunk."""
+
+
+@dataclass
+class MapClaim:
+    """The hashes of one chunk of the map."""
+
+    chunk: int
+    hashes: list[str]
+
+
+class AnswersTable:
+    """The answers table of a warehouse (or schema), as a run's answer cache.
+
+    :param session: the run's warehouse session.
+    :param name: table name (``table`` or ``schema.table``).
+    :param value_map: the run's raw-value map (where claims read their hashes).
+    :param lookup: the run's lookup (the result columns it stores).
+    :param paid_for: the target table whose rows carry the prices this run pays.
+    :param owner: this run's id in ``claimed_by`` / ``answered_by``.
+    :param lease_seconds: how long a claim holds without renewal.
+    :param stale_before: with ``max_age``: answers older than this UNIX time are asked again.
+    :param plan_only: read only; create nothing (no map: hashes are looked up by value).
+    """
+
+    def __init__(self, session: WarehouseSession, name: str, value_map: ValueMap, *, lookup: LookupKind,
+                 paid_for: str, owner: str, lease_seconds: float, stale_before: float | None = None,
+                 plan_only: bool = False, claim_chunk: int = CLAIM_CHUNK) -> None:
+        self.session = session
+        self.name = check_identifier(name, "answers_table", qualified=True)
+        self.quoted = session.dialect.quote(self.name)
+        self.map = value_map
+        self.lookup = lookup
+        self.paid_for = paid_for
+        self.owner = owner
+        self.lease = lease_seconds
+        self.lease_seconds: float | None = lease_seconds
+        self.store_every = session.dialect.store_every_seconds
+        self.store_batch = session.dialect.store_batch
+        """Answers are stored together at most this long after they came (the dialect's choice)."""
+        self.stale_before = stale_before
+        self.plan_only = plan_only
+        self.claim_chunk = claim_chunk
+        self.exists = False
+        self._chunks: dict[str, int] = {}
+        self._chunk_count = 0
+        self._batch = 0
+
+    async def db(self, fn: Any, *args: Any) -> Any:
+        return await self.session.run(fn, *args)
+
+    async def db_write(self, fn: Any, *args: Any) -> Any:
+        return await self.session.run_retrying(fn, *args)
+
+    # Table ----------------------------------------------------------------------------------------------
+    async def prepare(self, *, create: bool) -> None:
+        await self.db(self._prepare, create)
+
+    def _prepare(self, create: bool) -> None:
+        d = self.session.dialect
+        columns = ", ".join(c.name for c in (ANSWER_KEY, *ANSWER_BOOKKEEPING))
+        missing = self.session.probe(d.no_rows(columns, self.quoted))
+        if missing is None:
+            self.exists = True
+            return
+        if self.session.probe(d.no_rows(ANSWER_KEY.name, self.quoted)) is None:  # an earlier release's table
+            self.exists = True
+            if create:
+                for column in ANSWER_BOOKKEEPING:
+                    if self.session.probe(d.no_rows(column.name, self.quoted)) is not None:
+                        self.session.execute(d.add_column(self.quoted, column))
+                self.session.commit()
+            return
+        if not create:
+            return
+        try:
+            for statement in d.create_table(self.quoted, ANSWER_KEY, (*ANSWER_BOOKKEEPING, *ANSWER_RESULTS)):
+                self.session.execute(statement)
+            index = f"{self.name.replace('.', '_')[:40]}_claimed_by_idx"
+            for statement in d.create_index(index, self.quoted, ["claimed_by"]):
+                self.session.execute(statement)
+            self.session.commit()
+        except Exception as err:
+            self.session.rollback()
+            if not d.is_duplicate_key(err) and self.session.probe(d.no_rows(columns, self.quoted)) is not None:
+                raise
+        self.exists = True
+
+    # Questions ------------------------------------------------------------------------------------------
+    def _my_order(self, hashes: list[str]) -> list[str]:
+        """The hashes in hash order, starting at this run's own point (parallel runs spread out)."""
+        ordered = sorted(hashes)
+        if not ordered:
+            return ordered
+        start = int(self.owner[:8], 16) % len(ordered)
+        return ordered[start:] + ordered[:start]
+
+    async def register(self, questions: Sequence[Question]) -> None:
+        """Put one page's questions into the map, each new hash in a chunk of this run's order."""
+        new = self._my_order([q.query_hash for q in questions if q.valid and q.query_hash not in self._chunks])
+        for start in range(0, len(new), self.claim_chunk):
+            self._chunk_count += 1
+            for h in new[start:start + self.claim_chunk]:
+                self._chunks[h] = self._chunk_count
+        if self.plan_only:
+            return
+        self._batch = await self.db(self.map.load, load_entries(questions, self._chunks))
+
+    async def answered(self, hashes: Collection[str]) -> set[str]:
+        """Which of ``hashes`` (the last registered page's) have a fresh answer."""
+        if not self.exists or not hashes:
+            return set()
+        if self.plan_only:
+            return await self.db(self._answered_among, list(hashes))
+        return await self.db(self._answered_in_batch, self._batch)
+
+    def _fresh(self) -> tuple[str, list[Any]]:
+        p = self.session.dialect.placeholder
+        if self.stale_before is None:
+            return "a.state = 'answered'", []
+        return f"a.state = 'answered' AND a.answered_at >= {p}", [self.stale_before]
+
+    def _answered_in_batch(self, batch: int) -> set[str]:
+        self.session.require_temporaries()
+        p = self.session.dialect.placeholder
+        fresh, params = self._fresh()
+        rows = self.session.fetchall(
+            f"SELECT DISTINCT a.query_hash FROM {self.quoted} a JOIN {self.map.name} m ON a.query_hash = m.query_hash "
+            f"WHERE m.batch = {p} AND m.error IS NULL AND {fresh}", [batch, *params])
+        return {r[0] for r in rows}
+
+    def _answered_among(self, hashes: list[str]) -> set[str]:
+        d = self.session.dialect
+        fresh, params = self._fresh()
+        found: set[str] = set()
+        for start in range(0, len(hashes), d.max_in_list):
+            part = hashes[start:start + d.max_in_list]
+            found |= {r[0] for r in self.session.fetchall(
+                f"SELECT a.query_hash FROM {self.quoted} a WHERE a.query_hash IN ({d.marks(len(part))}) AND {fresh}",
+                [*part, *params])}
+        return found
+
+    # Claims -----------------------------------------------------------------------------------------------
+    def plan_claims(self, hashes: Sequence[str]) -> list[MapClaim]:
+        by_chunk: dict[int, list[str]] = {}
+        for h in hashes:
+            by_chunk.setdefault(self._chunks[h], []).append(h)
+        return [MapClaim(chunk, members) for chunk, members in sorted(by_chunk.items())]
+
+    async def claim(self, claim: Any) -> ClaimOutcome:
+        return await self.db_write(self._claim, claim.chunk)
+
+    def _claim(self, chunk: int) -> ClaimOutcome:
+        self.session.require_temporaries()
+        d = self.session.dialect
+        p = d.placeholder
+        now = time.time()
+        a = d.claimed_row
+        reclaimable = f"({a}state = 'claimed' AND {a}lease_expires < {p})"
+        reclaim_params: list[Any] = [now]
+        if self.stale_before is not None:  # refresh answers older than max_age
+            reclaimable += f" OR ({a}state = 'answered' AND {a}answered_at < {p})"
+            reclaim_params.append(self.stale_before)
+        chosen = self.map.hashes(f"chunk = {p}")
+        self.session.execute(d.claim(self.quoted, chosen, reclaimable=reclaimable),
+                             d.claim_params([chunk], reclaim_params, owner=self.owner, lease=now + self.lease,
+                                            lookup=self.lookup.value))
+        self.session.commit()
+        outcome = ClaimOutcome()
+        for h, state, claimed_by in self.session.fetchall(
+                f"SELECT a.query_hash, a.state, a.claimed_by FROM {self.quoted} a "
+                f"WHERE a.query_hash IN ({chosen})", [chunk]):
+            if state == STATE_ANSWERED:
+                outcome.answered.add(h)
+            elif claimed_by == self.owner:
+                outcome.mine.append(h)
+            else:
+                outcome.held_by_others.add(h)
+        return outcome
+
+    async def renew(self) -> None:
+        await self.session.run_reconnecting(self._renew)
+
+    def _renew(self) -> None:
+        p = self.session.dialect.placeholder
+        self.session.execute(f"UPDATE {self.quoted} SET lease_expires = {p} WHERE claimed_by = {p} "
+                             f"AND state = 'claimed'", [time.time() + self.lease, self.owner])
+        self.session.commit()
+
+    async def release(self, claim: Any = None) -> None:
+        if claim is None:  # every claim of this run: no temporary table needed, so after a lost connection too
+            await self.session.run_reconnecting(self._release, None)
+        elif not self.session.lost:
+            await self.db_write(self._release, claim.chunk)
+
+    def _release(self, chunk: int | None) -> None:
+        """Give up what this run claimed and did not answer (of one chunk, or all): fresh claims
+        are deleted, a stale answer being refreshed goes back to answered."""
+        p = self.session.dialect.placeholder
+        among, params = ("", []) if chunk is None else (f" AND query_hash IN ({self.map.hashes(f'chunk = {p}')})",
+                                                       [chunk])
+        self.session.execute(f"DELETE FROM {self.quoted} WHERE claimed_by = {p} AND state = 'claimed' "
+                             f"AND answered_at IS NULL{among}", [self.owner, *params])
+        self.session.execute(f"UPDATE {self.quoted} SET state = 'answered', claimed_by = NULL, lease_expires = NULL "
+                             f"WHERE claimed_by = {p} AND state = 'claimed'{among}", [self.owner, *params])
+        self.session.commit()
+
+    # Stores -----------------------------------------------------------------------------------------------
+    async def store(self, answers: Mapping[str, Result]) -> set[str]:
+        # paid for: stored even after a lost connection
+        return await self.session.run_reconnecting(self._store, answers)
+
+    def _store(self, answers: Mapping[str, Result]) -> set[str]:
+        rows = [(h, *result_values(self.lookup, result)) for h, result in answers.items()]
+        kept = self.session.dialect.store(
+            self.session, self.quoted, rows, result_columns(self.lookup), owner=self.owner, stamp=time.time(),
+            credits=self.lookup.credits_per_query, paid_for=self.paid_for)
+        self.session.commit()
+        return kept

@@ -1,0 +1,457 @@
+"""How a warehouse spells the table engine's SQL: the base every dialect module refines.
+
+The engine's statements are few and set-based (see :mod:`airflow_provider_namelookup.warehouse`):
+a probe, the distinct pass, the raw-value map and its bulk load, claims (insert-if-absent
+with a lease), the stores of answers, the fill of the target (an upsert from a join) and
+the fix-up that keeps one price per query. This module writes each of them once, in
+standard SQL (``MERGE``, ``UPDATE ... FROM``, ``CREATE TEMPORARY TABLE ... AS``); a
+dialect module (:mod:`.sqlite`, :mod:`.postgresql`, :mod:`.mysql`, ...) overrides only
+what its engine spells differently. No other module of the package writes a dialect's
+name or a spelling of its own.
+
+Quoting of identifiers, the bind marker and the reserved words come from the hook's
+``apache-airflow-providers-common-sql`` ``Dialect`` (``hook.dialect``): it knows them for
+every engine, and its PostgreSQL and SQL Server subclasses add primary-key and column
+introspection, which the engine does not need. The statements themselves are not built
+on it: its only statement generators are an ``INSERT`` and a ``REPLACE INTO`` of bound
+values row by row, while the engine needs set-based statements from joins.
+
+The engine's own column names (``query_hash``, ``state``, ``gender``, ...) are plain
+lower-case words reserved by no supported engine, and are written unquoted; table names
+and the DAG author's column names are checked identifiers, quoted by :meth:`quote`.
+
+Example::
+
+    dialect = dialect_for(PostgresHook("warehouse"))     # PostgresDialect
+    dialect.user_sql("customer_id % 8 = 3", with_params=True)   # 'customer_id %% 8 = 3' for psycopg
+    dialect.null_safe_equal("s.country", "m.raw_country")       # 's.country IS NOT DISTINCT FROM m.raw_country'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from airflow_provider_namelookup.warehouse.schema import SOURCE_COUNTRY, SOURCE_NAME, Column
+
+if TYPE_CHECKING:
+    from airflow_provider_namelookup.warehouse.session import WarehouseSession
+
+
+def value_kinds(rows: Sequence[Sequence[Any]], width: int) -> list[str]:
+    """The kind of each column's values, read from the first value that is not None: ``bool``,
+    ``int``, ``float``, ``decimal``, ``datetime``, ``date`` or ``text`` (anything else).
+
+    >>> value_kinds([(None, 1, "a"), (2.5, 3, None)], 3)
+    ['float', 'int', 'text']
+    """
+    kinds = ["text"] * width
+    for i in range(width):
+        value = next((row[i] for row in rows if row[i] is not None), None)
+        for kind, types in _KINDS:
+            if isinstance(value, types):
+                kinds[i] = kind
+                break
+    return kinds
+
+
+_KINDS: tuple[tuple[str, type | tuple[type, ...]], ...] = (
+    ("bool", bool), ("int", int), ("float", float), ("decimal", Decimal), ("datetime", datetime), ("date", date),
+    ("text", str))
+
+
+def json_rows(rows: Sequence[Sequence[Any]]) -> str:
+    """Rows as a JSON array of arrays of text (or null): what :meth:`WarehouseDialect.load_json` binds.
+
+    >>> json_rows([("Anna", 1, None, True, 0.5)])
+    '[["Anna","1",null,"true","0.5"]]'
+    """
+    def text(value: Any) -> str | None:
+        if value is None:
+            return None
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, float):
+            return repr(value)
+        if isinstance(value, (datetime, date)):
+            return value.isoformat()
+        return str(value)
+    return json.dumps([[text(v) for v in row] for row in rows], ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Names:
+    """The quoted names a statement about a source ``s`` is written with.
+
+    :param relation: the filtered source as a derived table (``(SELECT ...)``).
+    :param key_column: the key column's name (quoted), which the target shares.
+    :param key: ``s.<key column>``; ``name`` / ``country``: the name and country columns
+        (``country`` None when the run reads no country).
+    """
+
+    relation: str
+    key_column: str
+    key: str
+    name: str
+    country: str | None
+
+    def raw_columns(self) -> list[tuple[str, str]]:
+        """``(expression, target column)`` of the raw values a target keeps."""
+        raw = [(self.name, SOURCE_NAME)]
+        if self.country:
+            raw.append((self.country, SOURCE_COUNTRY))
+        return raw
+
+
+class WarehouseDialect:
+    """SQL spellings for one warehouse, built on the hook's common-sql ``Dialect``.
+
+    :param hook: the warehouse's common-sql ``DbApiHook``.
+    """
+
+    name: ClassVar[str] = "ansi"
+    """The engine's name in messages and in the README's table."""
+    engines: ClassVar[tuple[str, ...]] = ()
+    """``hook.dialect_name`` or connection types this module serves."""
+    provider: ClassVar[str] = ""
+    """The Airflow provider package of the engine's hook."""
+    credit_promise: ClassVar[str] = ""
+    """How the engine's transactions and locks keep credits = distinct valid queries."""
+    proof: ClassVar[str] = "real engine"
+    """How this release's tests run the module's SQL: ``real engine``, ``emulator`` (another engine
+    that speaks its SQL), or ``parsed only`` (every statement of recorded runs parsed in its dialect:
+    a run logs a warning that its SQL has not been run on the warehouse by the tests)."""
+
+    types: ClassVar[dict[str, str]] = {
+        "text": "VARCHAR({n})", "longtext": "VARCHAR(65535)", "float": "DOUBLE PRECISION", "int": "INTEGER",
+        "bigint": "BIGINT", "timestamp": "TIMESTAMP",
+    }
+    reads_while_writing: ClassVar[bool] = False
+    """Lookups may start while the distinct pass still reads (on a second connection)."""
+    temporary_tables_are_private: ClassVar[bool] = True
+    """Temporary tables live in the run's session and vanish with it (no drop needed)."""
+    creates_target_at_fill: ClassVar[bool] = False
+    """A missing target is created by the fill itself (``CREATE TABLE ... AS``), not before."""
+    max_in_list: ClassVar[int] = 1_000
+    """Most values bound in one ``IN (...)`` list."""
+    claimed_row: ClassVar[str] = "a."
+    """How a claim's condition names the answers row it may take over (its alias)."""
+    enforces_keys: ClassVar[bool] = True
+    """A second row with a table's primary key is refused. Where keys are only declared (cloud
+    warehouses), a fill always upserts, even into a table the run has just created."""
+    store_every_seconds: ClassVar[float] = 2.0
+    """Most seconds an answer waits before it is stored: each store is a statement or two, which
+    cost a second and money on a cloud warehouse; a task killed outright loses that long's answers."""
+    indexes_null_safe_equality: ClassVar[bool] = False
+    """A join on :meth:`null_safe_equal` uses an index (else NULL names are joined apart)."""
+    store_batch: ClassVar[int] = 10_000
+    """A store also starts once this many answers wait (so stores overlap the lookups)."""
+    conflict_attempts: ClassVar[int] = 6
+    """How often a step the engine failed to resolve a lock conflict is run (see :meth:`is_lock_conflict`)."""
+    conflict_backoff_seconds: ClassVar[float] = 0.05
+    """The first wait before a step is run again (doubled each time)."""
+
+    def __init__(self, hook: Any) -> None:
+        self.hook = hook
+
+    # Bind markers and the DAG author's SQL ------------------------------------------------------------
+    @property
+    def placeholder(self) -> str:
+        return str(self.hook.placeholder)
+
+    @property
+    def percent_escaped(self) -> bool:
+        """The driver formats statements with ``%`` when given parameters (psycopg, mysqlclient),
+        so a literal ``%`` must travel as ``%%`` then."""
+        return "%" in self.placeholder
+
+    def user_sql(self, text: str, *, with_params: bool) -> str:
+        """A DAG author's SQL text as it must be written into a statement (``customer_id % 8 = 3``
+        travels as ``customer_id %% 8 = 3`` to drivers that read ``%`` as a marker)."""
+        return text.replace("%", "%%") if with_params and self.percent_escaped else text
+
+    def marks(self, count: int) -> str:
+        return ", ".join([self.placeholder] * count)
+
+    def literal(self, value: Any) -> str:
+        """A value of the engine's own (never a DAG author's) as an SQL literal, for statements
+        that take no bind parameters (``CREATE TABLE ... AS`` on some drivers)."""
+        if value is None:
+            return "NULL"
+        if isinstance(value, bool):
+            return "1" if value else "0"
+        if isinstance(value, (int, float)):
+            return repr(value)
+        if isinstance(value, datetime):
+            value = value.isoformat(sep=" ")
+        return "'" + str(value).replace("'", "''") + "'"
+
+    # Names and types ----------------------------------------------------------------------------------------
+    def quote(self, name: str) -> str:
+        """A checked identifier (``table`` or ``schema.table``) quoted as the engine needs."""
+        return ".".join(self.hook.dialect.escape_word(part) for part in name.split("."))
+
+    def temp_name(self, base: str, schema: str | None = None) -> str:
+        """The name of a temporary table of the run (quoted); where temporary tables are not private,
+        a staging table in ``schema`` (the answers table's), dropped at the end of the run."""
+        if schema and not self.temporary_tables_are_private:
+            return self.quote(f"{schema}.{base}")
+        return self.quote(base)
+
+    def column_type(self, column: Column) -> str:
+        return self.types[column.kind].format(n=column.length)
+
+    def cast(self, expression: str, column: Column) -> str:
+        """``expression`` as a value of the column's type, for ``CREATE TABLE ... AS SELECT``."""
+        return f"CAST({expression} AS {self.column_type(column)})"
+
+    def cast_null(self, column: Column) -> str:
+        """A NULL of the column's type."""
+        return self.cast("NULL", column)
+
+    def timestamp(self, moment: datetime) -> Any:
+        """``enriched_at`` as the driver takes it (an aware UTC datetime by default)."""
+        return moment
+
+    # Equality on raw values --------------------------------------------------------------------------
+    def exact_equal(self, left: str, right: str) -> str:
+        """Equality that tells apart values differing by case or accents (José, Jose)."""
+        return f"{left} = {right}"
+
+    def null_safe_equal(self, left: str, right: str) -> str:
+        """Equality where NULL equals NULL, exact."""
+        return f"{left} IS NOT DISTINCT FROM {right}"
+
+    # Connections ---------------------------------------------------------------------------------------------
+    def connect(self, hook: Any) -> Any:
+        """A new DB-API connection of a run (where the engine's driver needs one shaped differently)."""
+        return hook.get_conn()
+
+    def on_connect(self) -> list[str]:
+        """Statements that set up a new connection of a run (lock waits, isolation)."""
+        return []
+
+    def stream(self, session: WarehouseSession, sql: str, params: Sequence[Any] | None,
+               size: int) -> Iterator[list[tuple[Any, ...]]]:
+        """Rows of a query ``size`` at a time (the driver's ``fetchmany``)."""
+        cursor = session.cursor()
+        try:
+            session.count()
+            cursor.execute(sql, params) if params else cursor.execute(sql)
+            while batch := cursor.fetchmany(size):
+                yield [tuple(row) for row in batch]
+        finally:
+            cursor.close()
+
+    def load_rows(self, session: WarehouseSession, table: str, columns: Sequence[str],
+                  rows: Sequence[Sequence[Any]]) -> None:
+        """Insert many rows into a (temporary) table: one ``executemany`` (drivers that batch
+        an ``INSERT``'s parameter rows send them as one statement)."""
+        session.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({self.marks(len(columns))})", rows)
+
+    def load_json(self, session: WarehouseSession, table: str, columns: Sequence[str],
+                  rows: Sequence[Sequence[Any]]) -> None:
+        """Insert many rows as one statement with one parameter: a JSON array of rows (each value
+        as text, or null), read back by the engine's JSON table function (:meth:`json_select`)
+        and cast to the kind of Python value it was (:func:`value_kinds`). For drivers whose
+        ``executemany`` sends one statement per row."""
+        select = self.json_select(len(columns), value_kinds(rows, len(columns)))
+        session.execute(f"INSERT INTO {table} ({', '.join(columns)}) {select}", [json_rows(rows)])
+
+    def json_select(self, width: int, kinds: Sequence[str]) -> str:
+        """A SELECT of the rows of the JSON array bound at its one marker (see :meth:`load_json`)."""
+        raise NotImplementedError(f"{self.name} loads rows with load_rows")
+
+    # Errors ---------------------------------------------------------------------------------------------------
+    lock_conflict_states: ClassVar[frozenset[str]] = frozenset({"40001", "40P01"})
+    lock_conflict_words: ClassVar[tuple[str, ...]] = ("deadlock", "lock wait timeout", "could not serialize",
+                                                      "serialization failure", "conflict")
+    duplicate_key_words: ClassVar[tuple[str, ...]] = ("duplicate key", "unique constraint", "already exists",
+                                                      "duplicate entry", "duplicate column", "primary key")
+
+    @staticmethod
+    def _state(err: BaseException) -> str | None:
+        return getattr(err, "sqlstate", None) or getattr(err, "pgcode", None)
+
+    def is_lock_conflict(self, err: BaseException) -> bool:
+        """The engine failed this statement to resolve a lock conflict: run the step again."""
+        if self._state(err) in self.lock_conflict_states:
+            return True
+        return any(word in str(err).lower() for word in self.lock_conflict_words)
+
+    connection_lost_words: ClassVar[tuple[str, ...]] = (
+        "server closed the connection", "connection already closed", "connection not available", "lost connection",
+        "server has gone away", "connection was killed", "terminating connection", "broken pipe",
+        "connection reset", "connection is closed", "connection refused")
+
+    def is_connection_lost(self, err: BaseException) -> bool:
+        """The connection is gone (the server ended it, the network broke): its temporary
+        tables with it. A statement that needs none may run again on a new connection."""
+        state = self._state(err)
+        if state and (state.startswith("08") or state in ("57P01", "57P02", "57P03")):
+            return True
+        return any(word in str(err).lower() for word in self.connection_lost_words)
+
+    def is_duplicate_key(self, err: BaseException) -> bool:
+        """A unique key (or a table or column name) is taken: another run got there first."""
+        if self._state(err) in ("23505", "42P07"):
+            return True
+        return any(word in str(err).lower() for word in self.duplicate_key_words)
+
+    # Probes and DDL ---------------------------------------------------------------------------------------------
+    def first_row(self, columns: str, relation: str) -> str:
+        return f"SELECT {columns} FROM {relation} s LIMIT 1"
+
+    def no_rows(self, columns: str, table: str) -> str:
+        """A probe that reads no row: does ``table`` have these columns?"""
+        return f"SELECT {columns} FROM {table} WHERE 1 = 0"
+
+    def create_table(self, table: str, key: Column, columns: Sequence[Column]) -> list[str]:
+        definitions = [f"{self.quote(key.name)} {self.column_type(key)} NOT NULL PRIMARY KEY",
+                       *(f"{self.quote(c.name)} {self.column_type(c)}" for c in columns)]
+        return [f"CREATE TABLE {table} ({', '.join(definitions)})"]
+
+    def create_index(self, name: str, table: str, columns: Sequence[str]) -> list[str]:
+        return [f"CREATE INDEX {self.quote(name)} ON {table} ({', '.join(columns)})"]
+
+    def add_column(self, table: str, column: Column) -> str:
+        return f"ALTER TABLE {table} ADD {self.quote(column.name)} {self.column_type(column)}"
+
+    def add_primary_key(self, table: str, key: str) -> str:
+        return f"ALTER TABLE {table} ADD PRIMARY KEY ({key})"
+
+    def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
+        """Create a target table: its key and raw columns take the source's own types (rows are
+        compared like with like), the ``typed`` columns their own; the key is the primary key.
+
+        :param key_sample: a key of the source (for engines that must name the key's type).
+        """
+        columns = [f"{names.key} AS {names.key_column}", *(f"{self.cast_null(c)} AS {c.name}" for c in typed),
+                   *(f"{expression} AS {column}" for expression, column in names.raw_columns())]
+        return [f"CREATE TABLE {table} AS SELECT {', '.join(columns)} FROM {names.relation} s WHERE 1 = 0",
+                self.add_primary_key(table, names.key_column)]
+
+    def create_temp_as(self, table: str, select: str) -> str:
+        return f"CREATE TEMPORARY TABLE {table} AS {select}"
+
+    def create_temp_like_source(self, table: str, names: Names, raw: Sequence[str],
+                                typed: Sequence[Column]) -> list[str]:
+        """Create an empty temporary table of the ``raw`` expressions over the source (typed as the
+        source's columns) and the ``typed`` columns."""
+        columns = [*raw, *(f"{self.cast_null(c)} AS {c.name}" for c in typed)]
+        return [self.create_temp_as(table, f"SELECT {', '.join(columns)} FROM {names.relation} s WHERE 1 = 0")]
+
+    def drop_table(self, table: str) -> str:
+        return f"DROP TABLE IF EXISTS {table}"
+
+    def stage_name(self, base: str, schema: str | None = None) -> str:
+        """The name (quoted) of a table the fill joins every source row to (a temporary table
+        by default, see :meth:`temp_name`)."""
+        return self.temp_name(base, schema)
+
+    def create_stage_as(self, table: str, select: str) -> list[str]:
+        """Statements that create a stage table (a temporary table, by default)."""
+        return [self.create_temp_as(table, select)]
+
+    def drop_stage(self, table: str) -> list[str]:
+        """Statements that drop a stage table the session does not drop by itself."""
+        return []
+
+    def index_temp(self, table: str, index: str, columns: Sequence[str]) -> list[str]:
+        """Statements that make a joined temporary table cheap to join (an index, statistics)."""
+        return []
+
+    def analyze(self, table: str) -> list[str]:
+        """Statistics for a table just bulk-filled, when the engine keeps them by hand."""
+        return []
+
+    # The distinct pass -----------------------------------------------------------------------------------------
+    def distinct_values(self, names: Names, unchanged: str | None) -> str:
+        """Each distinct raw value of the rows to enrich, with its row count and lowest key,
+        and a last row (``total`` = 1) with the count of every row of the source.
+
+        :param unchanged: the condition on a target row ``t`` that makes a source row ``s``
+            unchanged; None when there is no target yet.
+        """
+        country = names.country or "NULL"
+        groups = ", ".join(e for e in (names.name, names.country) if e)
+        filtered = f" WHERE NOT EXISTS ({unchanged})" if unchanged else ""
+        return (f"SELECT 0 AS total, {names.name}, {country}, COUNT(*), MIN({names.key}) "
+                f"FROM {names.relation} s{filtered} GROUP BY {groups} "
+                f"UNION ALL SELECT 1, NULL, NULL, COUNT(*), NULL FROM {names.relation} s")
+
+    # Claims and stores in the answers table ---------------------------------------------------------------
+    def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
+        """Claim the hashes ``chosen`` selects (a column ``query_hash``): insert those nobody
+        holds, take over those ``reclaimable`` (on the existing row ``a``). Parameters, in
+        order: those of ``chosen``, then ``reclaimable``'s, then owner, lease, lookup."""
+        p = self.placeholder
+        return (f"MERGE INTO {answers} AS a USING ({chosen}) AS c ON a.query_hash = c.query_hash "
+                f"WHEN MATCHED AND ({reclaimable}) THEN UPDATE SET state = 'claimed', claimed_by = {p}, "
+                f"lease_expires = {p} "
+                f"WHEN NOT MATCHED THEN INSERT (query_hash, lookup, state, claimed_by, lease_expires) "
+                f"VALUES (c.query_hash, {p}, 'claimed', {p}, {p})")
+
+    def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
+                     lookup: str) -> list[Any]:
+        return [*chosen, *reclaimable, owner, lease, lookup, owner, lease]
+
+    def store(self, session: WarehouseSession, answers: str, rows: Sequence[Sequence[Any]],
+              result_columns: Sequence[Column], *, owner: str, stamp: float, credits: int,
+              paid_for: str) -> set[str]:
+        """Write answers into the rows ``owner`` still holds; the hashes written.
+
+        The answers go to the run's "incoming" table by the bulk path (:meth:`load_rows`), tagged
+        with the store's number, and one ``UPDATE ... FROM`` (:meth:`update_from`) writes them:
+        two statements a store, whatever the number of answers. Values of the engine's own
+        (owner, time, price) are literals, so that every spelling of the update binds nothing.
+
+        :param rows: ``(hash, *result values)`` per answer.
+        """
+        incoming = session.scratch["incoming"]
+        names = ["query_hash", *(c.name for c in result_columns)]
+        if not session.scratch.get("incoming_made"):
+            columns = ", ".join([*names, f"{self.cast_null(Column('store_no', 'int'))} AS store_no"])
+            session.execute(self.create_temp_as(incoming, f"SELECT {columns} FROM {answers} WHERE 1 = 0"))
+            session.scratch["incoming_made"] = True
+        number = session.scratch["stores"] = session.scratch.get("stores", 0) + 1
+        session.load(incoming, [*names, "store_no"], [(*row, number) for row in rows])
+        lit = self.literal
+        assignments = [("state", lit("answered")), ("claimed_by", "NULL"), ("lease_expires", "NULL"),
+                       ("answered_by", lit(owner)), ("answered_at", lit(stamp)), ("credits", lit(credits)),
+                       ("paid_for", lit(paid_for)), *((c.name, f"c.{c.name}") for c in result_columns)]
+        written = session.execute(self.update_from(
+            answers, "a", assignments, f"(SELECT * FROM {incoming} WHERE store_no = {number})",
+            f"a.query_hash = c.query_hash AND a.claimed_by = {lit(owner)}"))
+        if written == len(rows):
+            return {row[0] for row in rows}
+        p = self.placeholder
+        return {r[0] for r in session.fetchall(
+            f"SELECT a.query_hash FROM {answers} a JOIN {incoming} i ON a.query_hash = i.query_hash "
+            f"WHERE i.store_no = {number} AND a.answered_by = {p} AND a.answered_at = {p}", [owner, stamp])}
+
+    def lock_answers(self, answers: str, chosen: str) -> str | None:
+        """A statement that locks the answers rows of the hashes ``chosen`` selects until the
+        transaction ends (fix-ups of one query then run one after another), or None where
+        the engine serialises the statements that follow anyway."""
+        return None
+
+    # The fill ------------------------------------------------------------------------------------------------
+    def upsert(self, table: str, columns: Sequence[str], key: str, select: str) -> str:
+        """Insert ``select``'s rows into ``table``, replacing rows with the same key."""
+        names = ", ".join(columns)
+        sets = ", ".join(f"{c} = s.{c}" for c in columns if c != key)
+        values = ", ".join(f"s.{c}" for c in columns)
+        return (f"MERGE INTO {table} AS t USING ({select}) AS s ON t.{key} = s.{key} "
+                f"WHEN MATCHED THEN UPDATE SET {sets} WHEN NOT MATCHED THEN INSERT ({names}) VALUES ({values})")
+
+    def update_from(self, table: str, alias: str, assignments: Sequence[tuple[str, str]], source: str,
+                    condition: str) -> str:
+        """``UPDATE table AS alias SET column = expression, ...`` for the rows matching ``source``
+        (a derived table ``c``) under ``condition``."""
+        sets = ", ".join(f"{column} = {expression}" for column, expression in assignments)
+        return f"UPDATE {table} AS {alias} SET {sets} FROM {source} c WHERE {condition}"

@@ -1,0 +1,163 @@
+"""MySQL and MariaDB (``apache-airflow-providers-mysql``, mysqlclient or mysql-connector-python).
+
+What differs from the base: the default collations fold case and accents (José = Jose),
+so raw values are compared and grouped on their bytes; ``INSERT ... ON DUPLICATE KEY
+UPDATE`` instead of ``MERGE`` (assignments run left to right, so each is guarded by the
+claim's owner); ``UPDATE ... JOIN``; ``READ COMMITTED`` (an ``INSERT ... SELECT`` then
+reads without the gap locks that deadlock concurrent runs); a prefix index on the joined
+text columns; naive UTC timestamps; ``CAST`` types of its own. mysql-connector-python
+replaces only ``%s`` markers and sends ``%%`` as is, so the DAG author's ``%`` is escaped
+only for mysqlclient.
+
+Credits: a claim is an insert that conflicts on the answers table's primary key (InnoDB
+row locks), so one run wins each query; fix-ups lock the query's answers row.
+
+Example::
+
+    dialect = MySqlDialect(MySqlHook("warehouse"))
+    dialect.null_safe_equal("t.source_name", "s.name")   # 'CAST(t.source_name AS BINARY) <=> CAST(s.name AS BINARY)'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from airflow_provider_namelookup.warehouse.dialects.base import Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.schema import Column
+
+if TYPE_CHECKING:
+    from airflow_provider_namelookup.warehouse.session import WarehouseSession
+
+_CASTS = {"text": "CHAR({n})", "longtext": "CHAR", "float": "DOUBLE", "int": "SIGNED", "bigint": "SIGNED",
+          "timestamp": "DATETIME(6)"}
+
+
+class MySqlDialect(WarehouseDialect):
+    name = "mysql"
+    engines = ("mysql", "mariadb")
+    provider = "apache-airflow-providers-mysql"
+    credit_promise = ("InnoDB row locks: claims are inserts that conflict on the answers table's primary key, "
+                      "so one run wins each query; fix-ups lock the query's answers row")
+    types: ClassVar[dict[str, str]] = {
+        "text": "VARCHAR({n})", "longtext": "MEDIUMTEXT", "float": "DOUBLE", "int": "INT", "bigint": "BIGINT",
+        "timestamp": "DATETIME(6)",
+    }
+    reads_while_writing = True
+    lock_conflict_words = ("deadlock", "lock wait timeout")
+    claimed_row = ""  # ON DUPLICATE KEY UPDATE names the existing row's columns bare
+
+    @property
+    def percent_escaped(self) -> bool:
+        conn_id = getattr(self.hook, self.hook.conn_name_attr, None)
+        client = self.hook.get_connection(conn_id).extra_dejson.get("client", "mysqlclient") if conn_id else ""
+        return client != "mysql-connector-python"
+
+    def on_connect(self) -> list[str]:
+        return ["SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"]  # INSERT ... SELECT reads without locks
+
+    def timestamp(self, moment: datetime) -> Any:
+        return moment.replace(tzinfo=None)
+
+    def cast_null(self, column: Column) -> str:
+        return f"CAST(NULL AS {_CASTS[column.kind].format(n=column.length)})"
+
+    def is_lock_conflict(self, err: BaseException) -> bool:
+        return getattr(err, "errno", None) in (1205, 1213) or super().is_lock_conflict(err)
+
+    def is_connection_lost(self, err: BaseException) -> bool:
+        return getattr(err, "errno", None) in (1927, 2006, 2013, 2055, 4031) or super().is_connection_lost(err)
+
+    def is_duplicate_key(self, err: BaseException) -> bool:
+        code = getattr(err, "errno", None) or (err.args[0] if err.args and isinstance(err.args[0], int) else None)
+        return code in (1050, 1060, 1062, 1068) or super().is_duplicate_key(err)
+
+    def exact_equal(self, left: str, right: str) -> str:
+        return f"{left} = {right} AND CAST({left} AS BINARY) = CAST({right} AS BINARY)"
+
+    def null_safe_equal(self, left: str, right: str) -> str:
+        return f"CAST({left} AS BINARY) <=> CAST({right} AS BINARY)"
+
+    def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
+        raw = ", ".join([f"{names.key} AS {names.key_column}",
+                         *(f"{expression} AS {column}" for expression, column in names.raw_columns())])
+        added = ", ".join(f"ADD {c.name} {self.column_type(c)}" for c in typed)
+        return [f"CREATE TABLE {table} AS SELECT {raw} FROM {names.relation} s WHERE 1 = 0",
+                f"ALTER TABLE {table} ADD PRIMARY KEY ({names.key_column}), {added}"]
+
+    def create_temp_like_source(self, table: str, names: Names, raw: Sequence[str],
+                                typed: Sequence[Column]) -> list[str]:
+        """MySQL's ``CAST`` has no type for long text: the typed columns are added afterwards."""
+        added = ", ".join(f"ADD {c.name} {self.column_type(c)}" for c in typed)
+        return [self.create_temp_as(table, f"SELECT {', '.join(raw)} FROM {names.relation} s WHERE 1 = 0"),
+                f"ALTER TABLE {table} {added}"]
+
+    def drop_table(self, table: str) -> str:
+        return f"DROP TEMPORARY TABLE IF EXISTS {table}"
+
+    def index_temp(self, table: str, index: str, columns: Sequence[str]) -> list[str]:
+        return [f"CREATE INDEX {self.quote(index)} ON {table} ({columns[0]}(191))"]
+
+    def distinct_values(self, names: Names, unchanged: str | None) -> str:
+        """Groups on the bytes (the collation would merge José and Jose), each group's value
+        read back through ``MIN`` (every value of a group is the same)."""
+        country = f"MIN({names.country})" if names.country else "NULL"
+        groups = ", ".join(f"CAST({e} AS BINARY)" for e in (names.name, names.country) if e)
+        filtered = f" WHERE NOT EXISTS ({unchanged})" if unchanged else ""
+        return (f"SELECT 0 AS total, MIN({names.name}), {country}, COUNT(*), MIN({names.key}) "
+                f"FROM {names.relation} s{filtered} GROUP BY {groups} "
+                f"UNION ALL SELECT 1, NULL, NULL, COUNT(*), NULL FROM {names.relation} s")
+
+    def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
+        """Assignments run left to right: ``claimed_by`` first, decided on the row as it was;
+        the others follow it."""
+        p = self.placeholder
+        mine = "claimed_by = VALUES(claimed_by)"
+        return (f"INSERT INTO {answers} (query_hash, lookup, state, claimed_by, lease_expires) "
+                f"SELECT c.query_hash, {p}, 'claimed', {p}, {p} FROM ({chosen}) c "
+                f"ON DUPLICATE KEY UPDATE claimed_by = IF({reclaimable}, VALUES(claimed_by), claimed_by), "
+                f"lease_expires = IF({mine}, VALUES(lease_expires), lease_expires), "
+                f"state = IF({mine}, 'claimed', state)")
+
+    def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
+                     lookup: str) -> list[Any]:
+        return [lookup, owner, lease, *chosen, *reclaimable]
+
+    def store(self, session: WarehouseSession, answers: str, rows: Sequence[Sequence[Any]],
+              result_columns: Sequence[Column], *, owner: str, stamp: float, credits: int,
+              paid_for: str) -> set[str]:
+        """One multi-row ``INSERT ... ON DUPLICATE KEY UPDATE`` (the driver sends an ``executemany``
+        of an ``INSERT`` as one statement), every assignment guarded by the owner's claim."""
+        names = ["query_hash", *(c.name for c in result_columns), "answered_by", "answered_at", "credits",
+                 "paid_for", "claimed_by", "state"]
+        mine = "claimed_by = VALUES(claimed_by)"
+        sets = [f"{n} = IF({mine}, VALUES({n}), {n})" for n in names[1:-2]]
+        sets += [f"state = IF({mine}, 'answered', state)", f"lease_expires = IF({mine}, NULL, lease_expires)",
+                 f"claimed_by = IF({mine}, NULL, claimed_by)"]
+        written = session.executemany(
+            f"INSERT INTO {answers} ({', '.join(names)}) VALUES ({self.marks(len(names))}) "
+            f"ON DUPLICATE KEY UPDATE {', '.join(sets)}",
+            [(*row, owner, stamp, credits, paid_for, owner, "answered") for row in rows])
+        if written >= 2 * len(rows):  # 2 per row updated
+            return {row[0] for row in rows}
+        hashes = [row[0] for row in rows]
+        kept: set[str] = set()
+        for start in range(0, len(hashes), self.max_in_list):
+            part = hashes[start:start + self.max_in_list]
+            kept |= {r[0] for r in session.fetchall(
+                f"SELECT query_hash FROM {answers} WHERE answered_by = %s AND answered_at = %s "
+                f"AND query_hash IN ({self.marks(len(part))})", [owner, stamp, *part])}
+        return kept
+
+    def lock_answers(self, answers: str, chosen: str) -> str | None:
+        return f"SELECT query_hash FROM {answers} WHERE query_hash IN ({chosen}) ORDER BY query_hash FOR UPDATE"
+
+    def upsert(self, table: str, columns: Sequence[str], key: str, select: str) -> str:
+        sets = ", ".join(f"{c} = VALUES({c})" for c in columns if c != key)
+        return f"INSERT INTO {table} ({', '.join(columns)}) {select} ON DUPLICATE KEY UPDATE {sets}"
+
+    def update_from(self, table: str, alias: str, assignments: Sequence[tuple[str, str]], source: str,
+                    condition: str) -> str:
+        sets = ", ".join(f"{alias}.{column} = {expression}" for column, expression in assignments)
+        return f"UPDATE {table} {alias} JOIN {source} c ON {condition} SET {sets}"

@@ -1,0 +1,106 @@
+"""The columns of the tables the engine writes, and rows of result values built from answers.
+
+A **target table** has the source's key column, the result columns of its lookup, the
+bookkeeping columns ``status`` (``ok`` or ``error``), ``error`` (the rule a row broke),
+``credits_used`` (a query's price, carried by one row holding it), ``query_hash``,
+``enriched_at``, and what the row was enriched from: ``source_name`` and
+``source_country`` (the raw values as read, in the source's own types) and ``query_spec``
+(the operator settings that shaped the question, :attr:`RowSpec.fingerprint`). With
+those a run finds the rows that changed by comparing raw values, without planning the
+unchanged ones again.
+
+The **answers table** holds one row per answered (or claimed) query, shared by every run
+that uses it.
+
+Types are the dialect's (:mod:`~airflow_provider_namelookup.warehouse.dialects`).
+
+Example::
+
+    >>> [c.name for c in result_columns(LookupKind.GENDER)]
+    ['gender', 'probability', 'result_found', 'samples', 'first_name', 'last_name', 'country']
+    >>> result_values(LookupKind.GENDER, {"gender": "female", "probability": 0.98, "result_found": True})[:3]
+    ('female', 0.98, 1)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from airflow_provider_namelookup.contract import LookupKind
+from airflow_provider_namelookup.models import result_view
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column the engine writes, with an engine-neutral kind (the dialect spells its type)."""
+
+    name: str
+    kind: Literal["text", "longtext", "float", "int", "bigint", "timestamp"]
+    length: int | None = None
+
+
+_GENDER = (
+    Column("gender", "text", 16), Column("probability", "float"), Column("result_found", "int"),
+    Column("samples", "bigint"), Column("first_name", "text", 255), Column("last_name", "text", 255),
+    Column("country", "text", 8),
+)
+_ORIGIN = (
+    Column("gender", "text", 16), Column("probability", "float"), Column("result_found", "int"),
+    Column("samples", "bigint"), Column("first_name", "text", 255), Column("top_country", "text", 8),
+    Column("top_country_probability", "float"), Column("language_of_origin", "text", 255),
+    Column("ethnicity", "text", 64), Column("meaning", "longtext"), Column("result_json", "longtext"),
+)
+BOOKKEEPING = (
+    Column("status", "text", 16), Column("error", "longtext"), Column("credits_used", "int"),
+    Column("query_hash", "text", 64), Column("enriched_at", "timestamp"), Column("query_spec", "text", 16),
+)
+"""Columns of every target after the result columns (the raw columns come from the source)."""
+SOURCE_NAME = "source_name"
+SOURCE_COUNTRY = "source_country"
+LEGACY_RAW = Column(SOURCE_NAME, "longtext")
+"""The type raw columns get when added to a target made by an earlier release."""
+STATUS_OK = "ok"
+STATUS_ERROR = "error"
+
+ANSWER_KEY = Column("query_hash", "text", 64)
+ANSWER_BOOKKEEPING = (
+    Column("lookup", "text", 32), Column("state", "text", 16), Column("claimed_by", "text", 64),
+    Column("lease_expires", "float"), Column("answered_by", "text", 64), Column("answered_at", "float"),
+    Column("credits", "int"), Column("paid_for", "text", 255),
+)
+"""The answers table's own columns after its key; ``lease_expires`` and ``answered_at`` are UNIX
+times (s); ``paid_for`` is the target table whose run paid for the answer (its rows carry the price)."""
+ANSWER_RESULTS = tuple({c.name: c for c in (*_GENDER, *_ORIGIN)}.values())
+"""Result columns of both lookups (a query's hash says which lookup it belongs to)."""
+STATE_CLAIMED = "claimed"
+STATE_ANSWERED = "answered"
+
+
+def result_columns(lookup: LookupKind) -> tuple[Column, ...]:
+    return _GENDER if lookup is LookupKind.GENDER else _ORIGIN
+
+
+def _fit(value: Any, column: Column) -> Any:
+    if value is None:
+        return None
+    if column.kind in ("text", "longtext"):
+        text = value if isinstance(value, str) else str(value)
+        return text[: column.length] if column.length else text
+    if column.kind == "float":
+        return float(value)
+    if column.kind in ("int", "bigint"):
+        return int(value)
+    return value
+
+
+def result_values(lookup: LookupKind, result: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The result columns' values for one answer, trimmed to fit their columns."""
+    view = result_view(result)
+    if view["result_found"] is not None:
+        view["result_found"] = int(view["result_found"])
+    if lookup is LookupKind.ORIGIN:
+        view["result_json"] = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+    return tuple(_fit(view.get(c.name), c) for c in result_columns(lookup))

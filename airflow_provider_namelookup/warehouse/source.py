@@ -1,0 +1,197 @@
+"""The source of a table run: a table or a SELECT, optionally filtered by ``where``.
+
+Rows stay in the warehouse: the run asks for the source's *distinct* raw values of the
+rows that need an answer (one ``GROUP BY``; rows whose target row was enriched from the
+same raw values and settings are left out by an anti-join on the key), and later the
+target is filled by a set-based statement that reads the source again. The key must be
+unique and not null. The DAG author's ``sql`` and ``where`` run as written on every
+supported warehouse (a ``%`` is escaped for drivers that would read it as a bind marker).
+
+Example::
+
+    source = TableSource(dialect, table="customers", key_column="customer_id", name_column="first_name",
+                         country_column="country", where="customer_id % 8 = 3")
+    questions = TableQuestions(session, source, spec, target)
+    if await questions.prepare():
+        async for page in questions.pages(): ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_namelookup.engine.plan import RowSpec, build_query_object
+from airflow_provider_namelookup.engine.ports import SourceValue
+from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, explain_source_error
+from airflow_provider_namelookup.warehouse.dialects import Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.identifiers import check_identifier
+from airflow_provider_namelookup.warehouse.schema import SOURCE_COUNTRY, SOURCE_NAME
+from airflow_provider_namelookup.warehouse.session import WarehouseSession
+
+if TYPE_CHECKING:
+    from airflow_provider_namelookup.warehouse.target import TargetTable
+
+
+@dataclass(frozen=True)
+class TableSource:
+    """Rows to enrich: a table (or a SELECT), optionally filtered.
+
+    :param dialect: the warehouse's dialect (quoting, ``%`` escaping).
+    :param table: source table (``table`` or ``schema.table``); or give ``sql``.
+    :param sql: a SELECT whose columns include the key, name and country columns.
+    :param key_column: unique, non-null key.
+    :param name_column: the name (first name, full name or e-mail).
+    :param country_column: optional per-row country hint.
+    :param where: optional SQL filter on the source's columns (the DAG author's SQL).
+    """
+
+    dialect: WarehouseDialect
+    key_column: str
+    name_column: str
+    table: str | None = None
+    sql: str | None = None
+    country_column: str | None = None
+    where: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.table is None) == (self.sql is None):
+            raise ValueError("give exactly one of source_table and sql")
+        if self.table:
+            check_identifier(self.table, "source_table", qualified=True)
+        check_identifier(self.key_column, "key_column")
+        check_identifier(self.name_column, "name_column")
+        if self.country_column:
+            check_identifier(self.country_column, "country_column")
+        object.__setattr__(self, "sql", self.sql.strip().rstrip(";") if self.sql else None)
+        object.__setattr__(self, "where", self.where.strip() if self.where and self.where.strip() else None)
+
+    @property
+    def label(self) -> str:
+        return self.table or "(sql)"
+
+    def relation(self, *, with_params: bool) -> str:
+        """The filtered source as a derived table, so ``where`` never meets another table's columns.
+
+        :param with_params: the statement it goes into passes bind parameters (a literal
+            ``%`` in the DAG author's SQL is then escaped for format-style drivers).
+        """
+        d = self.dialect
+        base = f"SELECT * FROM {d.quote(self.table)}" if self.table else d.user_sql(self.sql or "",
+                                                                                     with_params=with_params)
+        if self.where:
+            base = f"SELECT * FROM ({base}) src WHERE {d.user_sql(self.where, with_params=with_params)}"
+        return f"({base})"
+
+    def names(self, *, with_params: bool) -> Names:
+        q = self.dialect.quote
+        return Names(relation=self.relation(with_params=with_params), key_column=q(self.key_column),
+                     key=f"s.{q(self.key_column)}", name=f"s.{q(self.name_column)}",
+                     country=f"s.{q(self.country_column)}" if self.country_column else None)
+
+
+class TableQuestions:
+    """The distinct values of a source's rows that need an answer, page by page.
+
+    :param session: the run's warehouse session.
+    :param source: what to read.
+    :param spec: how values become queries (its fingerprint marks a target row's settings).
+    :param target: the target the rows are compared with (read only when it exists).
+    :param page_size: distinct values fetched at a time.
+    :param stale_rows_before: with ``max_age``: target rows enriched before this count as changed.
+    """
+
+    reads_pages = True
+
+    def __init__(self, session: WarehouseSession, source: TableSource, spec: RowSpec, target: TargetTable, *,
+                 page_size: int = 10_000, stale_rows_before: Any = None) -> None:
+        self.session = session
+        self.source = source
+        self.spec = spec
+        self.target = target
+        self.page_size = page_size
+        self.stale_rows_before = stale_rows_before
+        self.label = source.label
+        self.reads_while_writing = session.dialect.reads_while_writing
+        self.total_rows = 0
+        self.key_sample: Any = None
+
+    async def prepare(self) -> bool:
+        """Read one row: a mistake in the source (a missing table or column, a ``where`` that
+        does not parse) fails here, named, before anything is created or spent."""
+        return bool(await self.session.run(self._first_row))
+
+    def _first_row(self) -> bool:
+        s, q = self.source, self.session.dialect.quote
+        columns = ", ".join(f"s.{q(c)}" for c in (s.key_column, s.name_column, s.country_column) if c)
+        self.session.conn  # noqa: B018 - a connection that fails fails as itself, not as a source mistake
+        try:
+            rows = self.session.fetchall(self.session.dialect.first_row(columns, s.relation(with_params=False)))
+        except Exception as err:
+            raise explain_source_error(self.session, s, err) from None
+        if rows:
+            self.key_sample = rows[0][0]
+        return bool(rows)
+
+    async def row_bound(self) -> int:
+        sql = f"SELECT COUNT(*) FROM {self.source.relation(with_params=False)} s"
+        return int((await self.session.run(self.session.fetchall, sql))[0][0])
+
+    def _unchanged(self, names: Names) -> str | None:
+        """The condition on a target row ``t`` under which source row ``s`` is unchanged (the
+        engine's own values as literals: the statement binds nothing, so that engines may run
+        it as ``CREATE TABLE ... AS``)."""
+        if not self.target.joinable:
+            return None
+        d, t = self.session.dialect, "t"
+        conditions = [f"{t}.{names.key_column} = {names.key}",
+                      *(d.null_safe_equal(f"{t}.{column}", expression) for expression, column in names.raw_columns()),
+                      f"{t}.query_spec = {d.literal(self.spec.fingerprint)}"]
+        if self.stale_rows_before is not None:
+            conditions.append(f"{t}.enriched_at >= {d.literal(self.stale_rows_before)}")
+        return f"SELECT 1 FROM {self.target.quoted} {t} WHERE {' AND '.join(conditions)}"
+
+    def _statement(self) -> str:
+        names = self.source.names(with_params=False)  # nothing bound: the DAG author's % is sent as written
+        return self.session.dialect.distinct_values(names, self._unchanged(names))
+
+    def _rows(self, reader: WarehouseSession) -> Iterator[list[tuple[Any, ...]]]:
+        try:
+            yield from reader.stream(self._statement(), None, self.page_size)
+        except Exception as err:
+            raise explain_source_error(reader, self.source, err) from None
+
+    async def pages(self, *, separately: bool = False) -> AsyncIterator[list[SourceValue]]:
+        """Distinct ``(name, country)`` values with their row count and lowest key; the source's
+        row count lands in :attr:`total_rows`.
+
+        :param separately: read on a second connection (its statements count for the run's session).
+        """
+        reader = self.session.sibling() if separately else self.session
+        try:
+            async for page in self._pages(reader):
+                yield page
+        finally:
+            if reader is not self.session:
+                await asyncio.get_running_loop().run_in_executor(None, reader.shutdown)
+                self.session.count(reader.statements)
+
+    async def _pages(self, reader: WarehouseSession) -> AsyncIterator[list[SourceValue]]:
+        rows = self._rows(reader)
+        country = self.source.country_column is not None
+        while (batch := await reader.run(next, rows, None)) is not None:
+            values = []
+            for total, name, raw_country, count, first_key in batch:
+                if total:
+                    self.total_rows = int(count)
+                    continue
+                raw = build_query_object(name, self.spec, country=raw_country if country else None)
+                values.append(SourceValue(ref=(name, raw_country), raw=raw, rows=int(count), first_key=first_key,
+                                          shown=name))
+            if values:
+                yield values
+
+
+__all__ = ["SOURCE_COUNTRY", "SOURCE_NAME", "TableQuestions", "TableSource", "WarehouseInputError"]

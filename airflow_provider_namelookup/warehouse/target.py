@@ -1,0 +1,319 @@
+"""The target table: created if missing, filled from the source with set-based statements.
+
+Rows never pass through Python: the fill writes ``source ⋈ resolved map`` (see
+:mod:`.valuemap`) in one statement per row shape, and only the source rows that are new
+or changed (their raw values or the operator's settings differ from what the target row
+was enriched from, or it is older than ``max_age``).
+
+- A target the run **creates** is filled with a plain insert (PostgreSQL: ``CREATE TABLE
+  ... AS`` and then its primary key, in one transaction); the price of each query paid for
+  this target goes on the lowest key holding it.
+- An **existing** target gets an upsert, then a **fix-up**: for every query the fill wrote,
+  and every query whose price sat on a row the fill rewrote, exactly one row holding it
+  (the lowest key) carries its price if the answer was paid for this target, and the
+  others 0. So ``SUM(credits_used)`` is what the answers its rows hold cost, after any
+  sequence of runs. The query's answers row is locked while its price is fixed, so
+  concurrent runs fix one query one after another.
+
+Example::
+
+    target = TargetTable(session, "customers_gender", source, value_map, answers, spec, stamp=now)
+    await target.prepare(create=True)
+    await target.fill(outcome)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from airflow_provider_namelookup.engine.plan import RowSpec
+from airflow_provider_namelookup.engine.ports import RunOutcome
+from airflow_provider_namelookup.warehouse.diagnosis import explain_target_error
+from airflow_provider_namelookup.warehouse.dialects import Names
+from airflow_provider_namelookup.warehouse.identifiers import check_identifier
+from airflow_provider_namelookup.warehouse.schema import (
+    BOOKKEEPING,
+    LEGACY_RAW,
+    SOURCE_COUNTRY,
+    SOURCE_NAME,
+    STATUS_ERROR,
+    STATUS_OK,
+    Column,
+    result_columns,
+)
+from airflow_provider_namelookup.warehouse.session import WarehouseSession
+from airflow_provider_namelookup.warehouse.source import TableSource
+from airflow_provider_namelookup.warehouse.valuemap import ValueMap
+
+_ALIAS = "t0"
+_CREATE_WAIT_SECONDS = 30.0
+"""How long a run waits for a target another run is creating (where DDL commits statement by statement)."""
+_COMPLETE_WAIT_SECONDS = 1.0
+"""How long a run gives an incomplete target to be completed before it adds the columns itself."""
+
+
+class TargetTable:
+    """One target table of a table operator.
+
+    :param session: the run's warehouse session.
+    :param name: table name (``table`` or ``schema.table``).
+    :param source: the source it mirrors (its key is the target's primary key).
+    :param value_map: the run's raw-value map.
+    :param answers: the answers table (quoted) the map is resolved against.
+    :param spec: the run's row spec (its fingerprint marks each row's settings).
+    :param stamp: ``enriched_at`` of the rows written (the dialect's timestamp value).
+    :param stale_rows_before: with ``max_age``: rows enriched before this are rewritten.
+    :param key_sample: a source key, for engines that type the key column after it.
+    :param log: where the fill says what it did.
+    """
+
+    def __init__(self, session: WarehouseSession, name: str, source: TableSource, value_map: ValueMap,
+                 answers: str, spec: RowSpec, *, stamp: Any, stale_rows_before: Any = None,
+                 key_sample: Callable[[], Any] = lambda: None, log: Any = None) -> None:
+        self.session = session
+        self.dialect = session.dialect
+        self.name = check_identifier(name, "target_table", qualified=True)
+        self.quoted = self.dialect.quote(self.name)
+        self.source = source
+        self.map = value_map
+        self.answers = answers
+        self.spec = spec
+        self.lookup = spec.lookup
+        self.stamp = stamp
+        self.stale_rows_before = stale_rows_before
+        self.key_sample = key_sample
+        self.log = log
+        clashes = {c.name for c in (*result_columns(self.lookup), *BOOKKEEPING)} | {SOURCE_NAME, SOURCE_COUNTRY}
+        if source.key_column.lower() in clashes:
+            raise ValueError(f"key_column {source.key_column!r} clashes with a column of the target table")
+        self.joinable = False
+        """The table exists with every column the run compares and writes."""
+        self.created = False
+        """This run created the table (no row of it can be unchanged)."""
+        self.create_at_fill = False
+        """It is missing and the fill creates it (``CREATE TABLE ... AS``)."""
+
+    @property
+    def names(self) -> Names:
+        return self.source.names(with_params=False)
+
+    @property
+    def typed(self) -> tuple[Column, ...]:
+        """The target's columns of its own type (all but the key and the raw columns)."""
+        return (*result_columns(self.lookup), *BOOKKEEPING)
+
+    @property
+    def fields(self) -> list[str]:
+        """The columns a fill writes, in order."""
+        return [self.names.key_column, *(c.name for c in self.typed), *(c for _, c in self.names.raw_columns())]
+
+    # Creation ---------------------------------------------------------------------------------------------
+    async def prepare(self, *, create: bool) -> None:
+        await self.session.run(self._prepare, create)
+
+    def _has_columns(self, columns: list[str]) -> Exception | None:
+        return self.session.probe(self.dialect.no_rows(", ".join(columns), self.quoted))
+
+    def _prepare(self, create: bool) -> None:
+        if self._has_columns(self.fields) is None:
+            self.joinable = True
+            return
+        if self._has_columns([self.names.key_column]) is None:  # exists: an earlier release's table, or wrong
+            if self._made_by_another_run(wait=_COMPLETE_WAIT_SECONDS):  # or one another run is making now
+                self.joinable = True
+                return
+            if create:
+                self._add_raw_columns()
+            if (missing := self._has_columns(self.fields)) is not None:
+                if create:
+                    raise explain_target_error(self.session, self.name, self.fields, missing)
+                return
+            self.joinable = True
+            return
+        if not create:
+            return
+        if self.dialect.creates_target_at_fill:
+            self.create_at_fill = True
+            return
+        try:
+            for statement in self.dialect.create_like_source(self.quoted, self.names, self.typed, self.key_sample()):
+                self.session.execute(statement)
+            self.session.commit()
+            self.created = True
+            self._log("Created target table %s", self.name)
+        except Exception as err:
+            self.session.rollback()
+            if not self.dialect.is_duplicate_key(err) or not self._made_by_another_run():
+                raise
+        self.joinable = True
+
+    def _made_by_another_run(self, columns: list[str] | None = None, wait: float = _CREATE_WAIT_SECONDS) -> bool:
+        """Whether another run has made the table (its columns may come a statement after it)."""
+        deadline = time.monotonic() + wait
+        while self._has_columns(columns or self.fields) is not None:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.2)
+        return True
+
+    def _add_raw_columns(self) -> None:
+        """Columns a target made by an earlier release lacks; its rows are rewritten once."""
+        names = (SOURCE_NAME, *([SOURCE_COUNTRY] if self.names.country else []))
+        raw = [Column(name, LEGACY_RAW.kind) for name in names]
+        for column in (*raw, *BOOKKEEPING):
+            if self._has_columns([column.name]) is not None:
+                try:
+                    self.session.execute(self.dialect.add_column(self.quoted, column))
+                    self.session.commit()
+                except Exception:
+                    self.session.rollback()
+                    if not self._made_by_another_run([column.name]):  # a run creating the table added it
+                        raise
+
+    # The fill ------------------------------------------------------------------------------------------
+    def _select(self, *, null_names: bool | None, joined: bool, typed: bool = False) -> str:
+        """Source rows joined to their resolved values, as the target's rows (only the new and
+        changed ones when ``joined``: the target's own rows compared)."""
+        d, n, lit = self.dialect, self.names, self.dialect.literal
+        status = f"CASE WHEN m.error IS NOT NULL THEN {lit(STATUS_ERROR)} ELSE {lit(STATUS_OK)} END"
+        values = {
+            **{c.name: f"m.{c.name}" for c in result_columns(self.lookup)},
+            "status": status, "error": "m.error",
+            "credits_used": f"CASE WHEN {n.key} = m.charge_key THEN m.price_here ELSE 0 END",
+            "query_hash": "m.query_hash", "enriched_at": lit(self.stamp), "query_spec": lit(self.spec.fingerprint),
+        }
+        columns = [f"{n.key} AS {n.key_column}",
+                   *(f"{d.cast(values[c.name], c) if typed else values[c.name]} AS {c.name}" for c in self.typed),
+                   *(f"{expression} AS {column}" for expression, column in n.raw_columns())]
+        select = (f"SELECT {', '.join(columns)} FROM {n.relation} s "
+                  f"JOIN {self.map.resolved} m ON {self.map.join_conditions(n, null_names=null_names)}")
+        if not joined:
+            return select
+        t = "t"
+        same = [d.null_safe_equal(f"{t}.{column}", expression) for expression, column in n.raw_columns()]
+        same.append(d.null_safe_equal(f"{t}.query_spec", lit(self.spec.fingerprint)))
+        changed = f"{t}.{n.key_column} IS NULL OR NOT ({' AND '.join(same)})"
+        if self.stale_rows_before is not None:
+            changed += f" OR {t}.enriched_at < {lit(self.stale_rows_before)}"
+        return f"{select} LEFT JOIN {self.quoted} {t} ON {t}.{n.key_column} = {n.key} WHERE {changed}"
+
+    async def fill(self, outcome: RunOutcome) -> None:
+        """Write the rows of every answered or invalid question (nothing when there is none)."""
+        if not outcome.questions or not self.map.created:
+            return
+        if self.session.lost:  # the map went with the connection; the answers are stored: the next run fills
+            self._log("Not filled: %s; the answers paid for are stored in the answers table, and the next run fills "
+                      "%s from it without paying again", self.session.lost, self.name)
+            raise self.session.lost
+        started = time.monotonic()
+        try:
+            await self.session.run(self.map.resolve, self.answers, self.lookup, paid_for=self.name)
+            if self.create_at_fill:
+                await self.session.run_retrying(self._fill_by_creating)
+            elif self.created and self.dialect.enforces_keys:
+                await self.session.run_retrying(self._fill_new)
+            else:
+                await self.session.run_retrying(self._fill_existing)
+        finally:
+            await self.session.run_reconnecting(self.map.drop)
+        self._log("Filled %s from %d distinct values in %.1f s", self.name, len(outcome.questions),
+                  time.monotonic() - started)
+
+    def _fill_by_creating(self) -> None:
+        """``CREATE TABLE ... AS`` the filled rows, then the primary key, in one transaction; if
+        another run created the table first, an upsert like any existing table's."""
+        selects = [self._select(null_names=shape, joined=False, typed=True) for shape in self.map.row_shapes()]
+        try:
+            self.session.execute(f"CREATE TABLE {self.quoted} AS {' UNION ALL '.join(selects)}")
+            self.session.execute(self.dialect.add_primary_key(self.quoted, self.names.key_column))
+            for statement in self.dialect.analyze(self.quoted):
+                self.session.execute(statement)
+            self.session.commit()
+        except Exception as err:
+            self.session.rollback()
+            if not self.dialect.is_duplicate_key(err):
+                raise
+            self._fill_existing()
+            return
+        self.created, self.create_at_fill, self.joinable = True, False, True
+        self._log("Created target table %s", self.name)
+
+    def _fill_new(self) -> None:
+        """A plain insert into the table this run created; if another run wrote some of the same
+        rows meanwhile, it fails whole and becomes an upsert. Prices are fixed up when other
+        runs wrote rows of their own (they may hold the same queries)."""
+        written = 0
+        try:
+            for shape in self.map.row_shapes():
+                written += self.session.execute(f"INSERT INTO {self.quoted} ({', '.join(self.fields)}) "
+                                                f"{self._select(null_names=shape, joined=False)}")
+            for statement in self.dialect.analyze(self.quoted):
+                self.session.execute(statement)
+            self.session.commit()
+        except Exception as err:
+            self.session.rollback()
+            if not self.dialect.is_duplicate_key(err):
+                raise
+            self._fill_existing()
+            return
+        rows = self.session.fetchall(f"SELECT COUNT(*) FROM {self.quoted}")[0][0]
+        if int(rows) > written:
+            self._fix_prices(leaving=False)
+
+    def _fill_existing(self) -> None:
+        """An upsert of the new and changed rows, then the fix-up of their queries' prices."""
+        self._collect_fixes(leaving=True)
+        self._lock_fixes()
+        for shape in self.map.row_shapes():
+            self.session.execute(self.dialect.upsert(self.quoted, self.fields, self.names.key_column,
+                                                     self._select(null_names=shape, joined=True)))
+        self._update_prices()
+        self.session.commit()
+
+    def _fix_prices(self, *, leaving: bool) -> None:
+        self._collect_fixes(leaving=leaving)
+        self._lock_fixes()
+        self._update_prices()
+        self.session.commit()
+
+    def _collect_fixes(self, *, leaving: bool) -> None:
+        """The queries whose price may have to move: those the fill writes and (``leaving``)
+        those whose price sits on a row the fill rewrites with another query."""
+        d, n = self.dialect, self.names
+        if self.map.fixes in self.map.made:  # a step run again after a lock conflict
+            self.session.execute(d.drop_table(self.map.fixes))
+        self.map.made.append(self.map.fixes)
+        self.session.execute(d.create_temp_as(self.map.fixes, f"SELECT DISTINCT query_hash FROM {self.map.resolved} "
+                                                               "WHERE error IS NULL"))
+        if not leaving or not self.joinable:
+            return
+        for shape in self.map.row_shapes():
+            self.session.execute(
+                f"INSERT INTO {self.map.fixes} (query_hash) SELECT DISTINCT t.query_hash FROM {n.relation} s "
+                f"JOIN {self.map.resolved} m ON {self.map.join_conditions(n, null_names=shape)} "
+                f"JOIN {self.quoted} t ON t.{n.key_column} = {n.key} "
+                f"WHERE t.credits_used > 0 AND t.query_hash <> m.query_hash")
+
+    def _lock_fixes(self) -> None:
+        lock = self.dialect.lock_answers(self.answers, f"SELECT query_hash FROM {self.map.fixes}")
+        if lock:
+            self.session.fetchall(lock, commit=False)
+
+    def _update_prices(self) -> None:
+        d, key, lit = self.dialect, self.names.key_column, self.dialect.literal
+        carriers = (f"(SELECT t.query_hash, MIN(t.{key}) AS carrier, "
+                    f"MAX(CASE WHEN a.paid_for = {lit(self.name)} THEN a.credits ELSE 0 END) AS price "
+                    f"FROM {self.quoted} t JOIN {self.map.fixes} f ON f.query_hash = t.query_hash "
+                    f"LEFT JOIN {self.answers} a ON a.query_hash = t.query_hash AND a.answered_at IS NOT NULL "
+                    f"WHERE t.status = {lit(STATUS_OK)} GROUP BY t.query_hash)")
+        price = f"CASE WHEN {_ALIAS}.{key} = c.carrier THEN c.price ELSE 0 END"
+        self.session.execute(d.update_from(
+            self.quoted, _ALIAS, [("credits_used", price)], carriers,
+            f"{_ALIAS}.query_hash = c.query_hash AND {_ALIAS}.status = {lit(STATUS_OK)} "
+            f"AND COALESCE({_ALIAS}.credits_used, -1) <> {price}"))
+
+    def _log(self, message: str, *args: Any) -> None:
+        if self.log is not None:
+            self.log.info(message, *args)

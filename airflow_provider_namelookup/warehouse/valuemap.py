@@ -1,0 +1,165 @@
+"""The raw-value map: a temporary table from each raw (name, country) to its query hash or error.
+
+Python plans each distinct raw value once; the map carries those decisions into the
+warehouse, page by page, where every set-based statement of the run reads them: which
+queries are answered already (one join), which a claim takes (the map's ``chunk``
+column), and how the target is filled (source rows joined to the map on their raw
+values). Its raw columns are made from the source itself (``CREATE TABLE ... AS SELECT
+... WHERE 1 = 0``), so they have the source's types and joins compare like with like.
+``first_key`` is the lowest key of the rows holding the value; it lives in the run's
+connection and vanishes with it.
+
+Before the fill the map is **resolved**: joined once to the answers table into a second
+temporary table holding each raw value's result columns, the row that carries its
+query's price (``charge_key``: the lowest key holding the query) and that price when the
+answer was paid for this target (``price_here``). Values whose query is not answered are
+left out. The fill joins every source row to that one small table.
+
+Example::
+
+    value_map = ValueMap(session, source.names(with_params=False))
+    batch = value_map.load([(question, chunk), ...])
+    value_map.resolve(answers.quoted, LookupKind.GENDER, paid_for="customers_gender")
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from airflow_provider_namelookup.contract import LookupKind
+from airflow_provider_namelookup.engine.ports import Question
+from airflow_provider_namelookup.warehouse.dialects import Names
+from airflow_provider_namelookup.warehouse.schema import Column, result_columns
+from airflow_provider_namelookup.warehouse.session import WarehouseSession
+
+_TYPED = (Column("query_hash", "text", 64), Column("error", "longtext"), Column("chunk", "int"),
+          Column("batch", "int"))
+
+
+class ValueMap:
+    """The run's map table (and its resolved form).
+
+    :param session: the run's warehouse session.
+    :param names: the source's names (without parameters: the map is made by a statement that binds none).
+    :param schema: where staging tables go on a warehouse whose temporary tables are not private
+        to the session (the answers table's schema; None: the connection's default).
+    """
+
+    def __init__(self, session: WarehouseSession, names: Names, *, schema: str | None = None) -> None:
+        self.session = session
+        self.names = names
+        suffix = uuid.uuid4().hex[:12]
+        temp = session.dialect.temp_name
+        self.name = temp(f"namelookup_map_{suffix}", schema)
+        self.resolved = session.dialect.stage_name(f"namelookup_resolved_{suffix}", schema)
+        self.fixes = temp(f"namelookup_fix_{suffix}", schema)
+        session.scratch["incoming"] = temp(f"namelookup_incoming_{suffix}", schema)
+        """Where a dialect's store puts the answers before writing them (:meth:`WarehouseDialect.store`)."""
+        self.index = f"namelookup_resolved_{suffix}_idx"
+        self.made: list[str] = []
+        """The tables made so far (the staging tables to drop at the end)."""
+        self.created = False
+        self.staged = False
+        self.batches = 0
+        self.has_null_name = False
+
+    @property
+    def raw_columns(self) -> list[str]:
+        return ["raw_name", *(["raw_country"] if self.names.country else [])]
+
+    @property
+    def columns(self) -> list[str]:
+        return [*self.raw_columns, "first_key", "query_hash", "error", "chunk", "batch"]
+
+    def _create(self) -> None:
+        d, n = self.session.dialect, self.names
+        raw = [f"{n.name} AS raw_name", *([f"{n.country} AS raw_country"] if n.country else []),
+               # CASE keeps the key's type but not its NOT NULL (MySQL copies that from a plain column)
+               f"CASE WHEN 1 = 0 THEN {n.key} END AS first_key"]
+        for statement in d.create_temp_like_source(self.name, n, raw, _TYPED):
+            self.session.execute(statement)
+        self.made.append(self.name)
+        self.created = True
+
+    def load(self, questions: Sequence[tuple[Question, int | None]]) -> int:
+        """Add one page of questions, each with its claim's chunk (None for invalid ones);
+        the page's batch number. Committed."""
+        self.session.require_temporaries()
+        if not self.created:
+            self._create()
+        self.batches += 1
+        rows = []
+        for question, chunk in questions:
+            name, country = question.value.ref
+            error = None if question.planned.error is None else str(question.planned.error)
+            raw = (name, country) if self.names.country else (name,)
+            rows.append((*raw, question.value.first_key, question.query_hash, error, chunk, self.batches))
+            self.has_null_name = self.has_null_name or name is None
+        self.session.load(self.name, self.columns, rows)
+        self.session.commit()
+        return self.batches
+
+    def hashes(self, condition: str) -> str:
+        """A SELECT of the distinct valid hashes of the map rows matching ``condition``."""
+        return f"SELECT DISTINCT query_hash FROM {self.name} WHERE error IS NULL AND {condition}"
+
+    def resolve(self, answers: str, lookup: LookupKind, *, paid_for: str) -> None:
+        """Create the resolved map: each raw value that is invalid or whose query is answered,
+        with the answer's result columns, the key of the row carrying its price and that price."""
+        self.session.require_temporaries()
+        d = self.session.dialect
+        results = ", ".join(f"a.{c.name}" for c in result_columns(lookup))
+        raw = ", ".join(f"m.{c}" for c in self.raw_columns)
+        select = (f"SELECT {raw}, m.query_hash, m.error, "
+                  f"MIN(m.first_key) OVER (PARTITION BY m.query_hash) AS charge_key, "
+                  f"CASE WHEN a.paid_for = {d.literal(paid_for)} THEN a.credits ELSE 0 END AS price_here, {results} "
+                  f"FROM {self.name} m LEFT JOIN {answers} a ON a.query_hash = m.query_hash AND a.state = 'answered' "
+                  f"WHERE m.error IS NOT NULL OR a.query_hash IS NOT NULL")
+        for statement in d.create_stage_as(self.resolved, select):
+            self.session.execute(statement)
+        self.made.append(self.resolved)
+        self.staged = True
+        for statement in d.index_temp(self.resolved, self.index, self.raw_columns):
+            self.session.execute(statement)
+        self.session.commit()
+
+    def join_conditions(self, names: Names, *, null_names: bool | None) -> str:
+        """How a source row ``s`` finds its resolved entry ``m``: the rows with a NULL name apart
+        (``null_names``), so that the common case stays a plain equality the warehouse can hash
+        or index; or (None) all at once, where the engine's null-safe equality uses its index."""
+        d = self.session.dialect
+        if null_names is None:
+            name = d.null_safe_equal(names.name, "m.raw_name")
+        else:
+            name = (f"{names.name} IS NULL AND m.raw_name IS NULL" if null_names
+                    else d.exact_equal(names.name, "m.raw_name"))
+        if names.country:
+            name += f" AND {d.null_safe_equal(names.country, 'm.raw_country')}"
+        return name
+
+    def row_shapes(self) -> list[bool | None]:
+        """The join shapes the fill needs: ``[False]``, plus ``True`` when some name is NULL
+        (``[None]``, one shape, where the engine joins on null-safe equality through its index)."""
+        if self.has_null_name and self.session.dialect.indexes_null_safe_equality:
+            return [None]
+        return [False, True] if self.has_null_name else [False]
+
+    def drop(self) -> None:
+        """Drop the run's tables that outlive the session (a stage, staging tables)."""
+        d, scratch = self.session.dialect, self.session.scratch
+        statements = d.drop_stage(self.resolved) if self.staged else []
+        if not d.temporary_tables_are_private:
+            made = [*self.made, *([scratch["incoming"]] if scratch.pop("incoming_made", False) else [])]
+            statements += [d.drop_table(table) for table in dict.fromkeys(made)]
+        self.made, self.staged = [], False
+        for statement in statements:
+            self.session.execute(statement)
+        if statements:
+            self.session.commit()
+
+
+def load_entries(questions: Sequence[Question], chunks: dict[str, int]) -> list[tuple[Question, Any]]:
+    """Each question with the chunk its hash is claimed in (None for an invalid one)."""
+    return [(q, chunks.get(q.query_hash) if q.valid else None) for q in questions]

@@ -1,0 +1,255 @@
+"""SqlGenderLookupOperator and SqlCountryOfOriginOperator in real DAG runs, on real warehouses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_provider_namelookup.operators import SqlGenderLookupOperator
+
+pytestmark = pytest.mark.usefixtures("airflow_db")
+
+CUSTOMERS = [
+    (1, "Theresa", None), (2, "theresa ", None), (3, "Andrea", "IT"), (4, "Andrea", "DE"), (5, "John", "US"),
+    (6, "", None), (7, "x" * 60, None), (8, "Anna", "Germany"), (9, "Theresa", None), (10, None, None),
+]
+VALID_DISTINCT = 4  # theresa, andrea/IT, andrea/DE, john/US
+
+
+def gender_task(warehouse: Any, table: str, **extra: Any) -> str:
+    args = {"sql_conn_id": warehouse.conn_id, "source_table": table, "key_column": "customer_id",
+            "name_column": "name", "country_column": "country", **extra}
+    rendered = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    return f"SqlGenderLookupOperator(task_id='enrich', {rendered})"
+
+
+def target_rows(warehouse: Any, table: str) -> dict[Any, dict[str, Any]]:
+    rows = warehouse.rows(f"SELECT customer_id, gender, probability, status, error, credits_used, query_hash, "
+                          f"enriched_at, country FROM {table}_gender ORDER BY customer_id")
+    names = ("gender", "probability", "status", "error", "credits_used", "query_hash", "enriched_at", "country")
+    return {r[0]: dict(zip(names, r[1:], strict=True)) for r in rows}
+
+
+@pytest.mark.compat(warehouse="sqlite")
+@pytest.mark.database
+def test_table_enrichment_is_correct_frugal_and_incremental(warehouse: Any, write_dag: Any,
+                                                            namelookup: Any) -> None:
+    table = warehouse.create_customers(CUSTOMERS)
+    dag = write_dag(gender_task(warehouse, table))
+    assert str(dag.run().state) == "success"
+
+    rows = target_rows(warehouse, table)
+    assert set(rows) == {c[0] for c in CUSTOMERS}  # every row has an outcome
+    assert [rows[k]["gender"] for k in (1, 2, 3, 4, 5, 9)] == ["female", "female", "male", "female", "male", "female"]
+    assert rows[3]["country"] == "IT" and rows[1]["country"] is None
+    assert {k for k, r in rows.items() if r["status"] == "error"} == {6, 7, 8, 10}
+    assert rows[7]["error"].startswith("parameter-first-name-invalid [first_name]: first_name must be 1 to 50")
+    assert rows[8]["error"].startswith("invalid-country-code [country]")
+    assert rows[10]["error"].startswith("mandatory-parameter-missing")
+    spent = 100 - namelookup.remaining()
+    assert spent == VALID_DISTINCT
+    assert sum(r["credits_used"] for r in rows.values()) == spent
+    summary = dag.xcom("enrich")
+    assert (summary["rows_read"], summary["rows_enriched"], summary["rows_invalid"]) == (10, 6, 4)
+    assert (summary["lookups"], summary["credits_used"], summary["requests"]) == (4, 4, 2)  # statistic + 1 batch
+    assert summary["target"] == f"{table}_gender"
+
+    # A second run over the unchanged table spends nothing and sends no request at all.
+    assert str(dag.run().state) == "success"
+    again = dag.xcom("enrich")
+    assert (again["rows_unchanged"], again["lookups"], again["requests"], again["credits_used"]) == (10, 0, 0, 0)
+    assert namelookup.remaining() == 100 - spent
+    assert target_rows(warehouse, table) == rows
+
+    # A changed name is looked up again; a new row with a known name costs nothing.
+    warehouse.hook.run(f"UPDATE {table} SET name = 'Giulia' WHERE customer_id = 5")
+    warehouse.insert(table, [(11, "JOHN", "US"), (12, "Theresa", None)])
+    assert str(dag.run().state) == "success"
+    third = dag.xcom("enrich")
+    assert (third["lookups"], third["cache_hits"], third["rows_unchanged"]) == (1, 2, 9)
+    assert namelookup.remaining() == 100 - spent - 1
+    after = target_rows(warehouse, table)
+    assert after[5]["gender"] == "female" and after[5]["query_hash"] != rows[5]["query_hash"]
+    # Row 5 carried john/US's price; it changed, so the price moved to row 11, which holds john/US now.
+    assert after[11]["gender"] == "male" and after[11]["credits_used"] == 1 and after[5]["credits_used"] == 1
+    held = {r["query_hash"] for r in after.values() if r["status"] == "ok"}
+    assert sum(r["credits_used"] for r in after.values()) == len(held) == 5  # every answer held, priced once
+    assert after[1] == rows[1]  # untouched rows keep their enriched_at
+
+
+@pytest.mark.database
+def test_limit_exceeded_midway_then_resume_loses_and_doubles_nothing(warehouse: Any, write_dag: Any,
+                                                                     namelookup: Any) -> None:
+    table = warehouse.create_customers([(i, f"Person{i:03d}", None) for i in range(1, 301)]
+                                       + [(i, f"Person{i - 300:03d}", None) for i in range(301, 351)])
+    namelookup.set_credits(150)
+    dag = write_dag(gender_task(warehouse, table, check_remaining_credits=False, max_concurrency=1,
+                                page_size=64))
+    assert str(dag.run().state) == "failed"
+    first = target_rows(warehouse, table)
+    assert len(first) >= 100 and all(r["status"] == "ok" for r in first.values())
+    assert namelookup.remaining() == 50  # one batch of 100 answered, the next refused whole
+
+    namelookup.set_credits(1000)
+    assert str(dag.run().state) == "success"
+    final = target_rows(warehouse, table)
+    assert set(final) == set(range(1, 351)) and all(r["status"] == "ok" for r in final.values())
+    assert namelookup.remaining() == 1000 - 200  # only the 200 names still missing were paid
+    assert sum(r["credits_used"] for r in final.values()) == 300
+    assert all(final[k] == first[k] for k in first)  # rows of the first run were not rewritten
+
+
+def test_budget_fail_and_partial(sqlite_warehouse: Any, write_dag: Any, namelookup: Any) -> None:
+    table = sqlite_warehouse.create_customers([(i, f"Name{i}", None) for i in range(1, 41)])
+    failing = write_dag(gender_task(sqlite_warehouse, table, max_credits=25))
+    assert str(failing.run().state) == "failed"
+    assert namelookup.remaining() == 100
+
+    partial = write_dag(gender_task(sqlite_warehouse, table, max_credits=25, on_insufficient_credits="partial"))
+    assert str(partial.run().state) == "success"
+    summary = partial.xcom("enrich")
+    assert (summary["credits_used"], summary["rows_deferred"], summary["credits_needed"]) == (25, 15, 40)
+    assert len(target_rows(sqlite_warehouse, table)) == 25 and namelookup.remaining() == 75
+
+    assert str(partial.run().state) == "success"  # the next run picks up the rest
+    assert len(target_rows(sqlite_warehouse, table)) == 40 and namelookup.remaining() == 60
+
+
+def test_sql_source_where_shards_and_mapping(sqlite_warehouse: Any, write_dag: Any, namelookup: Any) -> None:
+    table = sqlite_warehouse.create_customers([(i, n, None) for i, n in enumerate(
+        ["Anna", "Anna", "Carla", "Dora", "Emil", "Fritz", "Gina", "Hans"], start=1)])
+    dag = write_dag(f"""
+        SqlGenderLookupOperator.partial(
+            task_id="enrich", sql_conn_id={sqlite_warehouse.conn_id!r}, key_column="customer_id",
+            name_column="name", sql="SELECT customer_id, name FROM {table}", target_table="{table}_out",
+        ).expand(where=["customer_id % 2 = 0", "customer_id % 2 = 1"])
+    """)
+    assert str(dag.run().state) == "success"
+    rows = sqlite_warehouse.rows(f"SELECT customer_id, gender FROM {table}_out ORDER BY customer_id")
+    assert [g for _, g in rows] == ["female", "female", "female", "female", "male", "male", "female", "male"]
+    even, odd = dag.xcom("enrich", 0), dag.xcom("enrich", 1)
+    assert even["rows_read"] == odd["rows_read"] == 4
+    # dag.test() runs the shards one after the other, so the second finds Anna already
+    # answered in the shared answers table (tests/operators/test_sql_concurrency.py runs them at once).
+    assert (even["lookups"] + odd["lookups"], even["cache_hits"] + odd["cache_hits"]) == (7, 1)
+    assert namelookup.remaining() == 100 - 7
+
+
+@pytest.mark.database
+def test_country_of_origin_table(warehouse: Any, write_dag: Any, namelookup: Any) -> None:
+    table = warehouse.create_customers([(1, "Giulia", None), (2, "Sven", None), (3, "giulia", None), (4, "", None)])
+    dag = write_dag(f"""
+        SqlCountryOfOriginOperator(task_id="origin", sql_conn_id={warehouse.conn_id!r}, source_table={table!r},
+                                   key_column="customer_id", name_column="name")
+    """)
+    assert str(dag.run().state) == "success"
+    rows = warehouse.rows(f"SELECT customer_id, top_country, ethnicity, language_of_origin, status, credits_used, "
+                          f"result_json FROM {table}_origin ORDER BY customer_id")
+    assert [r[1] for r in rows[:3]] == ["IT", rows[1][1], "IT"] and rows[1][1] in {"SE", "NO", "DK", "FI", "DE"}
+    assert rows[0][2] == "ITALIAN" and rows[0][3]
+    assert rows[3][4] == "error"
+    assert sum(r[5] for r in rows) == 4 and namelookup.remaining() == 96
+    assert '"country_of_origin"' in rows[0][6]
+
+
+def test_bad_configuration_fails_clearly(sqlite_warehouse: Any, write_dag: Any, namelookup: Any) -> None:
+    table = sqlite_warehouse.create_customers([(1, "Anna", None)])
+    dag = write_dag(gender_task(sqlite_warehouse, table, target_table="x; DROP TABLE y"))
+    assert str(dag.run().state) == "failed"
+    assert sqlite_warehouse.rows(f"SELECT COUNT(*) FROM {table}") == [(1,)]
+
+
+def test_plan_only_counts_credits_and_touches_nothing(sqlite_warehouse: Any, write_dag: Any,
+                                                     namelookup: Any) -> None:
+    table = sqlite_warehouse.create_customers(CUSTOMERS)
+    plan = write_dag(gender_task(sqlite_warehouse, table, plan_only=True))
+    assert str(plan.run().state) == "success"
+    summary = plan.xcom("enrich")
+    assert (summary["credits_needed"], summary["distinct_queries"], summary["plan_only"]) == (VALID_DISTINCT,) * 2 + (
+        True,)
+    assert summary["requests"] == 0 and namelookup.remaining() == 100
+    assert sqlite_warehouse.rows("SELECT name FROM sqlite_master WHERE name = ?", [f"{table}_gender"]) == []
+
+    write_dag(gender_task(sqlite_warehouse, table)).run()
+    sqlite_warehouse.insert(table, [(11, "Zoe", None)])
+    assert str(plan.run().state) == "success"
+    assert plan.xcom("enrich")["credits_needed"] == 1  # only the new name
+
+
+def test_openlineage_names_source_and_target(sqlite_warehouse: Any, namelookup: Any) -> None:
+    from airflow_provider_namelookup.operators import SqlGenderLookupOperator
+
+    table = sqlite_warehouse.create_customers([(1, "Anna", None)])
+    op = SqlGenderLookupOperator(task_id="enrich", sql_conn_id=sqlite_warehouse.conn_id, source_table=table,
+                                 key_column="customer_id", name_column="name")
+    op.execute({})
+    lineage = op.get_openlineage_facets_on_complete(None)
+    assert [d.name for d in lineage.inputs] == [table]
+    assert [d.name for d in lineage.outputs] == [f"{table}_gender"]
+    assert lineage.inputs[0].namespace == lineage.outputs[0].namespace
+    assert lineage.inputs[0].namespace.startswith("sqlite://")
+
+
+def test_an_invalid_token_fails_the_table_task_without_spending_its_retries(sqlite_warehouse: Any, write_dag: Any,
+                                                                            namelookup: Any) -> None:
+    from tests.support import set_connection
+
+    set_connection("namelookup_bad_token", {"conn_type": "namelookup", "host": namelookup.url,
+                                            "password": "not-a-valid-token", "extra": {"backoff_base": 0.01}})
+    table = sqlite_warehouse.create_customers(CUSTOMERS)
+    dag = write_dag(f"""
+        from datetime import timedelta
+
+        SqlGenderLookupOperator(task_id="enrich", sql_conn_id={sqlite_warehouse.conn_id!r}, source_table={table!r},
+                                key_column="customer_id", name_column="name",
+                                namelookup_conn_id="namelookup_bad_token", retries=2, retry_delay=timedelta(0))
+    """)
+    assert str(dag.run().state) == "failed"
+    ti = dag.last_run.get_task_instance("enrich")
+    assert str(ti.state) == "failed" and ti.try_number == 1
+    assert namelookup.remaining() == 100
+
+
+def test_the_table_operators_are_common_sql_operators(sqlite_warehouse: Any, namelookup: Any,
+                                                      write_dag: Any) -> None:
+    from airflow.providers.common.sql.operators.sql import BaseSQLOperator
+
+    table = sqlite_warehouse.create_customers([(1, "Anna", "DE"), (2, "Ben", None)])
+    # conn_id and hook_params are templated, as in every common-sql operator; the earlier name still works
+    conn = sqlite_warehouse.conn_id
+    dag = write_dag(f"""
+        SqlGenderLookupOperator(task_id="enrich", conn_id="{{{{ params.warehouse }}}}", source_table={table!r},
+                                key_column="customer_id", name_column="name", params={{"warehouse": {conn!r}}})
+        SqlGenderLookupOperator(task_id="old_name", sql_conn_id={sqlite_warehouse.conn_id!r}, source_table={table!r},
+                                key_column="customer_id", name_column="name", target_table="{table}_old")
+    """)
+    sqlite_warehouse.created.append(f"{table}_old")
+    assert str(dag.run().state) == "success"
+    summaries = [dag.xcom("enrich"), dag.xcom("old_name")]
+    assert [s["rows_enriched"] for s in summaries] == [2, 2]
+    assert sorted(s["cache_hits"] for s in summaries) == [0, 2]  # whichever ran second paid nothing
+    task = dag.dag.get_task("old_name")
+    assert isinstance(task, BaseSQLOperator) and task.conn_id == task.sql_conn_id == sqlite_warehouse.conn_id
+    assert {"conn_id", "database", "hook_params"} <= set(task.template_fields)
+    assert type(task.get_db_hook()).__name__ == "SqliteHook"
+    with pytest.raises(ValueError, match="conn_id is required"):
+        SqlGenderLookupOperator(task_id="x", source_table=table, key_column="customer_id", name_column="name")
+
+
+@pytest.mark.database
+def test_statements_do_not_grow_with_rows(warehouse: Any, namelookup: Any) -> None:
+    """On a cloud warehouse every statement costs: a run's count is a constant plus a few per
+    10,000 new distinct questions, whatever the row count."""
+    namelookup.set_credits(1_000)
+    counts = {}
+    for rows in (500, 5_000):
+        table = warehouse.create_customers([(i, f"Name{i % 50:02d}", None) for i in range(rows)])
+        answers = warehouse.table_name("answers")  # each run pays for its 50 names
+        first, rerun = (SqlGenderLookupOperator(task_id="enrich", conn_id=warehouse.conn_id, source_table=table,
+                                                key_column="customer_id", name_column="name",
+                                                answers_table=answers).execute({}) for _ in range(2))
+        counts[rows] = (first["statements"], rerun["statements"])
+    assert counts[500] == counts[5_000]
+    first, rerun = counts[500]
+    assert first <= 25 and rerun <= 6, counts

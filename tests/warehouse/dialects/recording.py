@@ -1,0 +1,218 @@
+"""A whole table run against a warehouse that only records: every statement a dialect sends, in order.
+
+For the warehouses no test here can reach (BigQuery, Databricks, Redshift, SQL Server), a
+real run is driven end to end, the real engine and warehouse adapters and real lookups
+against the emulator, over a DB-API connection that records each statement and answers
+it plausibly: a table the run created exists, the source holds generated distinct values,
+nothing is answered before, every claim is won, every store writes what it was given.
+The statements are then what a run sends, in the order it sends them, for sqlglot to
+parse in the warehouse's own dialect.
+
+Example::
+
+    recorded = record_run("mssql", emulator, make_account, distinct=1_000)
+    for sql in recorded.statements: sqlglot.parse_one(sql, read="tsql")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from types import SimpleNamespace
+from typing import Any
+
+from airflow_provider_namelookup.contract import LookupKind
+from airflow_provider_namelookup.engine.plan import RowSpec
+from airflow_provider_namelookup.engine.run import RunOptions
+from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
+from airflow_provider_namelookup.warehouse import TableRunSpec, WarehouseSession, table_run
+from airflow_provider_namelookup.warehouse.source import TableSource
+
+SOURCE = "analytics.customers"
+ANSWERS = "analytics.namelookup_answers"
+_CREATED = re.compile(r"^(?:CREATE (?:TEMPORARY |TEMP )?TABLE|SELECT .*? INTO) ([^\s(]+)", re.DOTALL)
+_PROBE = re.compile(r"^SELECT [^()]*? FROM ([^\s(]+) WHERE (?:1 = 0|FALSE)$")
+
+
+def _bare(name: str) -> str:
+    return re.sub(r"[`\"\[\]#]", "", name).lower()
+
+
+@dataclass
+class Warehouse:
+    """What the recording warehouse holds and has been sent."""
+
+    values: list[tuple[str, str | None, int, int]]
+    statements: list[str] = field(default_factory=list)
+    tables: set[str] = field(default_factory=lambda: {_bare(SOURCE)})
+    loads: dict[str, tuple[list[str], list[Sequence[Any]]]] = field(default_factory=dict)
+    owner: str = ""
+
+    def rows_of(self, table: str, column: str) -> list[Any]:
+        columns, rows = self.loads.get(_bare(table), ([], []))
+        at = columns.index(column)
+        return [row[at] for row in rows]
+
+    def answer(self, sql: str, params: Sequence[Any] | None) -> tuple[list[tuple[Any, ...]], int]:
+        """Rows and row count of one statement."""
+        self.statements.append(sql)
+        if probe := _PROBE.match(sql):
+            if _bare(probe[1]) not in self.tables:
+                raise RuntimeError(f"table {probe[1]} does not exist")
+            return [], 0
+        if created := _CREATED.match(sql):
+            self.tables.add(_bare(created[1]))
+            return [], 0
+        if sql.startswith("DROP TABLE"):
+            self.tables.discard(_bare(sql.split()[-1]))
+            return [], 0
+        if re.match(r"^SELECT (TOP 1 )?s\.", sql):  # the source's first row
+            return [(1, self.values[0][0], self.values[0][1])], 1
+        if sql.startswith("SELECT 0 AS total"):  # the distinct pass
+            total = sum(count for *_, count, _ in self.values)
+            return [(0, *value) for value in self.values] + [(1, None, None, total, None)], len(self.values) + 1
+        if sql.startswith("SELECT a.query_hash, a.state, a.claimed_by"):  # a claim's outcome: all won
+            maps = [t for t in self.loads if "namelookup_map_" in t]
+            columns, rows = self.loads[maps[0]]
+            chunk, at, error = params[0] if params else None, columns.index("chunk"), columns.index("error")
+            hashes = {row[columns.index("query_hash")] for row in rows if row[at] == chunk and row[error] is None}
+            return [(h, "claimed", self.owner) for h in sorted(hashes)], len(hashes)
+        if "answered_by" in sql and sql.startswith(("UPDATE", "MERGE")):  # a store writes what it was given
+            if "RETURNING" in sql:  # the hashes travel as one list parameter
+                hashes = next(p for p in params or () if isinstance(p, list))
+                return [(h,) for h in hashes], len(hashes)
+            incoming = [t for t in self.loads if "namelookup_incoming_" in t]
+            return [], len(self.loads[incoming[0]][1]) if incoming else 0
+        if sql.startswith("SELECT COUNT(*) FROM") and "WHERE" not in sql:
+            return [(0,)], 1
+        return [], 0
+
+
+class _Cursor:
+    def __init__(self, house: Warehouse) -> None:
+        self.house = house
+        self.rows: list[tuple[Any, ...]] = []
+        self.rowcount = -1
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
+        self.rows, self.rowcount = self.house.answer(sql, params)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        # MySQL counts a row an ON DUPLICATE KEY UPDATE changed twice
+        per_row = 2 if "ON DUPLICATE KEY UPDATE" in sql and "answered_by" in sql else 1
+        self.rows, self.rowcount = self.house.answer(sql, None)[0], per_row * len(rows)
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        rows, self.rows = self.rows, []
+        return rows
+
+    def fetchmany(self, size: int) -> list[tuple[Any, ...]]:
+        rows, self.rows = self.rows[:size], self.rows[size:]
+        return rows
+
+    def close(self) -> None:
+        pass
+
+
+class _Connection:
+    """A DB-API connection, and (as DuckDB's is) a cursor of its own that can begin a transaction."""
+
+    def __init__(self, house: Warehouse) -> None:
+        self.house = house
+        self._own = _Cursor(house)
+        self.execute, self.executemany = self._own.execute, self._own.executemany
+        self.fetchall, self.fetchmany = self._own.fetchall, self._own.fetchmany
+
+    @property
+    def rowcount(self) -> int:
+        return self._own.rowcount
+
+    def cursor(self) -> _Cursor:
+        return _Cursor(self.house)
+
+    def begin(self) -> None:
+        pass
+
+    def commit(self) -> None:
+        pass
+
+    def rollback(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class RecordingHook:
+    """A common-sql-like hook of connection type ``conn_type`` whose connections record."""
+
+    placeholder = "%s"
+    dialect_name = None
+    conn_name_attr = "conn_id"
+    conn_id = None
+
+    def __init__(self, conn_type: str, house: Warehouse) -> None:
+        self.conn_type = conn_type
+        self.house = house
+        self.dialect = SimpleNamespace(escape_word=lambda word: word)
+
+    def get_conn(self) -> _Connection:
+        return _Connection(self.house)
+
+
+class RecordingSession(WarehouseSession):
+    """A session that also keeps the rows of each bulk load (what the map and the stores hold)."""
+
+    def load(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        self.hook.house.loads[_bare(table)] = (list(columns), list(rows))
+        super().load(table, columns, rows)
+
+
+def distinct_values(distinct: int, rows: int) -> list[tuple[str, str | None, int, int]]:
+    """``distinct`` valid first names and two invalid ones, with row counts summing to ``rows``."""
+    names = [(f"Name{'abcdefghij'[i % 10]}{i}", "DE" if i % 3 else None) for i in range(distinct)]
+    names += [("", None), ("x" * 60, None)]
+    each, extra = divmod(rows, len(names))
+    return [(name, country, each + (1 if i < extra else 0), i + 1) for i, (name, country) in enumerate(names)]
+
+
+@dataclass
+class RecordedRun:
+    statements: list[str]
+    summary: dict[str, Any]
+
+
+def record_run(conn_type: str, emulator: Any, token: str, *, distinct: int, rows: int,
+               page_size: int = 10_000, claim_chunk: int | None = None, existing: bool = False,
+               max_age: timedelta | None = None, plan_only: bool = False) -> RecordedRun:
+    """One gender run over a source of ``distinct`` names in ``rows`` rows, on a recording warehouse.
+
+    :param existing: the target and the answers table exist (the source's rows changed since).
+    """
+    house = Warehouse(distinct_values(distinct, rows))
+    if existing:
+        house.tables |= {_bare(f"{SOURCE}_gender"), _bare(ANSWERS)}
+    session = RecordingSession(RecordingHook(conn_type, house))
+    source = TableSource(session.dialect, table=SOURCE, key_column="customer_id", name_column="first_name",
+                         country_column="country")
+    job = TableRunSpec(source=source, target=f"{SOURCE}_gender", answers=ANSWERS, spec=RowSpec(LookupKind.GENDER),
+                       page_size=page_size, max_age=max_age, **({"claim_chunk": claim_chunk} if claim_chunk else {}))
+
+    async def run() -> dict[str, Any]:
+        hook = NameLookupAsyncHook.for_url(emulator.url, token)
+        async with hook:
+            lookup = table_run(session, job, hook, logging.getLogger("recorded"),
+                               RunOptions(check_remaining_credits=False, plan_only=plan_only))
+            house.owner = lookup.cache.owner  # type: ignore[attr-defined]
+            await lookup.run()
+            return lookup.progress.summary()
+
+    try:
+        summary = asyncio.run(run())
+    finally:
+        session.shutdown()
+    return RecordedRun(house.statements, summary)

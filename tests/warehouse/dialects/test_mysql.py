@@ -1,0 +1,26 @@
+"""MySQL/MariaDB's spellings on the real server."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from airflow_provider_namelookup.warehouse.dialects.mysql import MySqlDialect
+from airflow_provider_namelookup.warehouse.session import WarehouseSession
+from tests.warehouse.dialects._engine import check_equalities, roundtrip_timestamp, truth
+
+
+@pytest.mark.database
+def test_mysql_compares_bytes_not_its_collation_and_keeps_naive_utc_times(mariadb_warehouse: Any) -> None:
+    session = WarehouseSession(mariadb_warehouse.hook)
+    d = session.dialect
+    assert isinstance(d, MySqlDialect)
+    assert truth(session, "'José' = 'Jose'")  # what the default collation does
+    check_equalities(session)
+    assert not d.percent_escaped  # mysql-connector-python sends %% as is
+    moment = datetime(2026, 11, 23, 12, 0, 0, 123456, tzinfo=UTC)
+    assert roundtrip_timestamp(session, mariadb_warehouse.table_name("times"), moment) == moment.replace(tzinfo=None)
+    assert session.fetchall("SELECT @@session.tx_isolation")[0][0] == "READ-COMMITTED"
+    session.close()

@@ -1,0 +1,55 @@
+"""Mistakes in what a DAG author wrote are named and fail the task at once (issue 19, item 2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_provider_namelookup.operators import SqlGenderLookupOperator
+from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError
+
+pytestmark = pytest.mark.usefixtures("airflow_db")
+
+
+def _operator(warehouse: Any, **arguments: Any) -> SqlGenderLookupOperator:
+    options = {"task_id": "enrich", "conn_id": warehouse.conn_id, "key_column": "customer_id",
+               "name_column": "name", "country_column": "country", **arguments}
+    return SqlGenderLookupOperator(**options)
+
+
+@pytest.mark.database
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ({"source_table": "customerz"}, "source_table 'customerz' cannot be read on connection 'warehouse_{kind}'"),
+    ({"name_column": "nmae"}, "name_column 'nmae' is not a column of source_table '{table}'"),
+    ({"country_column": "land"}, "country_column 'land' is not a column of source_table '{table}'"),
+    ({"key_column": "id"}, "key_column 'id' is not a column of source_table '{table}'"),
+    ({"where": "customer_id >"}, "where 'customer_id >' does not run on source_table '{table}'"),
+    ({"sql": "SELEC customer_id, name FROM x", "source_table": None, "target_table": "out"}, "sql does not run"),
+])
+def test_a_mistake_in_the_source_is_named_before_anything_is_spent(warehouse: Any, namelookup: Any,
+                                                                   arguments: dict[str, Any], expected: str) -> None:
+    table = warehouse.create_customers([(1, "Anna", "DE")])
+    arguments = {"source_table": table, **arguments}
+    if arguments["source_table"] is None:
+        del arguments["source_table"]
+    with pytest.raises(Exception) as info:
+        _operator(warehouse, **arguments).execute({})
+    message = str(info.value)
+    assert expected.format(kind=warehouse.kind, table=table) in message
+    assert isinstance(info.value.__cause__, WarehouseInputError)
+    assert "SELECT * FROM (" not in message  # only what the author wrote, never the engine's statement
+    assert namelookup.remaining() == 100
+
+
+def test_a_missing_table_fails_the_task_without_its_retries(sqlite_warehouse: Any, namelookup: Any,
+                                                            write_dag: Any) -> None:
+    dag = write_dag(f"""
+        SqlGenderLookupOperator(task_id="enrich", conn_id={sqlite_warehouse.conn_id!r}, source_table="customerz",
+                                key_column="customer_id", name_column="name", retries=2,
+                                retry_delay=__import__("datetime").timedelta(minutes=10))
+    """)
+    run = dag.run()
+    assert str(run.state) == "failed" and dag.state("enrich") == "failed"  # not up_for_retry: no retry can fix it
+    ti = run.get_task_instance("enrich")
+    assert ti.try_number == 1
