@@ -1,0 +1,104 @@
+"""Google BigQuery (``apache-airflow-providers-google``: ``BigQueryHook``, the BigQuery DB-API).
+
+What differs from the base: backtick quoting; temporary tables exist only inside a
+script or a session, and every DB-API statement is a job of its own, so the map and the
+answers waiting to be stored are **staging tables** in the answers table's dataset,
+named for the run, expiring after a day (if the task dies) and dropped at its end;
+keys declared ``NOT ENFORCED``, so every fill is a ``MERGE``; no indexes; backslash
+escapes in string literals; bulk loads as one statement binding one JSON document
+(``UNNEST(JSON_QUERY_ARRAY(...))``), since ``executemany`` runs a job per row and
+``insert_rows`` streams rows that DML cannot change for a while; answers stored at most
+every 30 s (a job costs a second or more, and a table takes few DML jobs at a time).
+
+Credits: BigQuery runs DML under snapshot isolation and aborts a mutating statement
+that conflicts with one committed meanwhile ("Could not serialize access to table ...
+due to concurrent update"); every claim is a ``MERGE``, so of two runs' claims of one
+query one is aborted, and the engine runs it again (up to 10 times, waiting from 1 s
+and doubling); it then finds the query claimed. A run whose claim is aborted more
+often than that fails before paying for it.
+
+Example::
+
+    dialect = BigQueryDialect(BigQueryHook("warehouse"))
+    dialect.quote("analytics.customers")        # '`analytics`.`customers`'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, ClassVar
+
+from airflow_provider_namelookup.warehouse.dialects.base import Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.schema import Column
+
+_CASTS = {"bool": "BOOL", "int": "INT64", "float": "FLOAT64", "decimal": "BIGNUMERIC", "datetime": "TIMESTAMP",
+          "date": "DATE"}
+_EXPIRY = "OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY))"
+
+
+class BigQueryDialect(WarehouseDialect):
+    name = "bigquery"
+    engines = ("bigquery", "google_cloud_platform", "gcpbigquery")
+    provider = "apache-airflow-providers-google"
+    proof = "parsed only"
+    credit_promise = ("snapshot isolation: of two runs' MERGE claims of one query BigQuery aborts one, which is run "
+                      "again and finds the query held")
+    types: ClassVar[dict[str, str]] = {
+        "text": "STRING", "longtext": "STRING", "float": "FLOAT64", "int": "INT64", "bigint": "INT64",
+        "timestamp": "TIMESTAMP",
+    }
+    temporary_tables_are_private = False
+    enforces_keys = False
+    store_every_seconds = 30.0
+    store_batch = 50_000
+    conflict_attempts = 10
+    conflict_backoff_seconds = 1.0
+    lock_conflict_words = ("could not serialize access", "concurrent update", "too many dml statements",
+                           "too many table update operations")
+
+    def quote(self, name: str) -> str:
+        return ".".join(f"`{part}`" for part in name.split("."))
+
+    def literal(self, value: Any) -> str:
+        if isinstance(value, datetime):
+            return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+        if isinstance(value, bool):
+            return "TRUE" if value else "FALSE"
+        if isinstance(value, str):
+            return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return super().literal(value)
+
+    def create_table(self, table: str, key: Column, columns: Sequence[Column]) -> list[str]:
+        definitions = [f"{self.quote(key.name)} {self.column_type(key)} NOT NULL",
+                       *(f"{self.quote(c.name)} {self.column_type(c)}" for c in columns),
+                       f"PRIMARY KEY ({self.quote(key.name)}) NOT ENFORCED"]
+        return [f"CREATE TABLE {table} ({', '.join(definitions)})"]
+
+    def create_index(self, name: str, table: str, columns: Sequence[str]) -> list[str]:
+        return []
+
+    def add_column(self, table: str, column: Column) -> str:
+        return f"ALTER TABLE {table} ADD COLUMN {self.quote(column.name)} {self.column_type(column)}"
+
+    def add_primary_key(self, table: str, key: str) -> str:
+        return f"ALTER TABLE {table} ADD PRIMARY KEY ({key}) NOT ENFORCED"
+
+    def create_temp_as(self, table: str, select: str) -> str:
+        return f"CREATE TABLE {table} {_EXPIRY} AS {select}"
+
+    def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
+        columns = [f"{names.key} AS {names.key_column}", *(f"{self.cast_null(c)} AS {c.name}" for c in typed),
+                   *(f"{expression} AS {column}" for expression, column in names.raw_columns())]
+        return [f"CREATE TABLE {table} AS SELECT {', '.join(columns)} FROM {names.relation} s WHERE FALSE",
+                self.add_primary_key(table, names.key_column)]
+
+    def load_rows(self, session: Any, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        self.load_json(session, table, columns, rows)
+
+    def json_select(self, width: int, kinds: Sequence[str]) -> str:
+        def value(i: int, kind: str) -> str:
+            text = f"JSON_VALUE(r, '$[{i}]')"
+            return f"CAST({text} AS {_CASTS[kind]})" if kind in _CASTS else text
+        values = ", ".join(value(i, k) for i, k in enumerate(kinds))
+        return f"SELECT {values} FROM UNNEST(JSON_QUERY_ARRAY({self.placeholder})) AS r"

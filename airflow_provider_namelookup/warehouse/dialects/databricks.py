@@ -1,0 +1,100 @@
+"""Databricks SQL (``apache-airflow-providers-databricks``: ``DatabricksSqlHook``, Delta tables).
+
+What differs from the base: no session-private temporary tables on every workspace, so
+the map and the answers waiting to be stored are **staging Delta tables** beside the
+answers table, named for the run and dropped at its end; no ``UPDATE ... FROM``, so
+updates from a join are ``MERGE ... WHEN MATCHED THEN UPDATE``; no primary keys outside
+Unity Catalog (and none enforced), so every fill is a ``MERGE``; no indexes; backslash
+escapes in string literals; bulk loads as one statement binding one JSON document
+(``explode(from_json(...))``), since ``executemany`` sends a statement per row; answers
+stored at most every 30 s.
+
+Credits: Delta commits optimistically: a ``MERGE`` reads the answers table, so of two
+runs' claims of one query the second to commit fails with a concurrent-modification
+error (``ConcurrentAppendException`` and its kin), and the engine runs it again; it then
+finds the query claimed.
+
+Example::
+
+    dialect = DatabricksDialect(DatabricksSqlHook("warehouse"))
+    dialect.update_from("t", "t0", [("credits_used", "c.price")], "(SELECT ...)", "t0.query_hash = c.query_hash")
+    # 'MERGE INTO t t0 USING (SELECT ...) c ON t0.query_hash = c.query_hash WHEN MATCHED THEN UPDATE SET ...'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, ClassVar
+
+from airflow_provider_namelookup.warehouse.dialects.base import Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.schema import Column
+
+_CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "DOUBLE", "decimal": "DECIMAL(38, 10)",
+          "datetime": "TIMESTAMP", "date": "DATE"}
+
+
+class DatabricksDialect(WarehouseDialect):
+    name = "databricks"
+    engines = ("databricks",)
+    provider = "apache-airflow-providers-databricks"
+    proof = "parsed only"
+    credit_promise = ("Delta's optimistic commits: of two runs' MERGE claims of one query the second fails with a "
+                      "concurrent-modification error and is run again, finding the query held")
+    types: ClassVar[dict[str, str]] = {
+        "text": "STRING", "longtext": "STRING", "float": "DOUBLE", "int": "INT", "bigint": "BIGINT",
+        "timestamp": "TIMESTAMP",
+    }
+    temporary_tables_are_private = False
+    enforces_keys = False
+    store_every_seconds = 30.0
+    store_batch = 50_000
+    conflict_attempts = 10
+    conflict_backoff_seconds = 0.5
+    lock_conflict_words = ("concurrent", "conflicting commit")
+    duplicate_key_words = ("already exists", "table_or_view_already_exists")
+
+    def quote(self, name: str) -> str:
+        return ".".join(f"`{part}`" for part in name.split("."))
+
+    def literal(self, value: Any) -> str:
+        if isinstance(value, datetime):
+            return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+        if isinstance(value, str):
+            return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return super().literal(value)
+
+    def timestamp(self, moment: datetime) -> Any:
+        return moment.replace(tzinfo=None)
+
+    def create_table(self, table: str, key: Column, columns: Sequence[Column]) -> list[str]:
+        definitions = [f"{self.quote(key.name)} {self.column_type(key)} NOT NULL",
+                       *(f"{self.quote(c.name)} {self.column_type(c)}" for c in columns)]
+        return [f"CREATE TABLE {table} ({', '.join(definitions)})"]
+
+    def create_index(self, name: str, table: str, columns: Sequence[str]) -> list[str]:
+        return []
+
+    def add_column(self, table: str, column: Column) -> str:
+        return f"ALTER TABLE {table} ADD COLUMN {self.quote(column.name)} {self.column_type(column)}"
+
+    def create_temp_as(self, table: str, select: str) -> str:
+        return f"CREATE TABLE {table} AS {select}"
+
+    def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
+        columns = [f"{names.key} AS {names.key_column}", *(f"{self.cast_null(c)} AS {c.name}" for c in typed),
+                   *(f"{expression} AS {column}" for expression, column in names.raw_columns())]
+        return [f"CREATE TABLE {table} AS SELECT {', '.join(columns)} FROM {names.relation} s WHERE 1 = 0"]
+
+    def load_rows(self, session: Any, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        self.load_json(session, table, columns, rows)
+
+    def json_select(self, width: int, kinds: Sequence[str]) -> str:
+        values = ", ".join(f"CAST(r[{i}] AS {_CASTS[k]})" if k in _CASTS else f"r[{i}]" for i, k in enumerate(kinds))
+        return (f"SELECT {values} FROM (SELECT explode(from_json({self.placeholder}, 'array<array<string>>')) AS r) "
+                f"AS j")
+
+    def update_from(self, table: str, alias: str, assignments: Sequence[tuple[str, str]], source: str,
+                    condition: str) -> str:
+        sets = ", ".join(f"{alias}.{column} = {expression}" for column, expression in assignments)
+        return f"MERGE INTO {table} {alias} USING {source} c ON {condition} WHEN MATCHED THEN UPDATE SET {sets}"

@@ -1,0 +1,115 @@
+"""SQL Server and Azure SQL (``apache-airflow-providers-microsoft-mssql``, pymssql or pyodbc).
+
+What differs from the base: ``#temp`` tables (private to the session), made with
+``SELECT ... INTO``; ``TOP 1`` instead of ``LIMIT``; ``MERGE`` claims and fills under
+``HOLDLOCK`` and ended by ``;`` (SQL Server's rule); ``UPDATE alias SET ... FROM table alias
+JOIN ...``; Unicode literals (``N'...'``); bulk loads as one statement binding one JSON
+document, read by ``OPENJSON`` (SQL Server 2016+; ``executemany`` sends a statement per
+row, and a statement binds at most 2,100 parameters); raw values compared and grouped on
+their bytes, since the default collations fold case (``Anna`` = ``ANNA``); naive UTC
+``DATETIME2``.
+
+Credits: a claim is one ``MERGE ... WITH (HOLDLOCK)`` into the answers table: the
+serialisable range lock it holds until it commits makes a second run's ``MERGE`` of the
+same query wait and then find it claimed (without ``HOLDLOCK``, two ``MERGE`` statements
+may both insert). A deadlock SQL Server breaks by choosing a victim (error 1205) is run
+again. Fix-ups of one query's price take ``UPDLOCK`` on its answers row.
+
+Example::
+
+    dialect = MsSqlDialect(MsSqlHook("warehouse"))
+    dialect.first_row("s.customer_id", "(SELECT * FROM customers)")   # 'SELECT TOP 1 s.customer_id FROM ...'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, ClassVar
+
+from airflow_provider_namelookup.warehouse.dialects.base import Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.schema import Column
+
+_CASTS = {"bool": "BIT", "int": "BIGINT", "float": "FLOAT", "decimal": "DECIMAL(38, 10)", "datetime": "DATETIME2",
+          "date": "DATE"}
+_BYTES = "VARBINARY(8000)"
+
+
+class MsSqlDialect(WarehouseDialect):
+    name = "mssql"
+    engines = ("mssql", "microsoft_sql_server", "azure_sql")
+    provider = "apache-airflow-providers-microsoft-mssql"
+    proof = "parsed only"
+    credit_promise = ("a claim is one MERGE WITH (HOLDLOCK) into the answers table: its range lock makes a second "
+                      "run's claim of a query wait and find it held; deadlock victims are run again")
+    types: ClassVar[dict[str, str]] = {
+        "text": "NVARCHAR({n})", "longtext": "NVARCHAR(MAX)", "float": "FLOAT", "int": "INT", "bigint": "BIGINT",
+        "timestamp": "DATETIME2",
+    }
+    store_every_seconds = 10.0
+    lock_conflict_words = ("deadlock", "lock request time out")
+    duplicate_key_words = ("violation of primary key", "cannot insert duplicate key", "there is already an object")
+
+    def literal(self, value: Any) -> str:
+        text = super().literal(value)
+        return f"N{text}" if text.startswith("'") else text
+
+    def timestamp(self, moment: datetime) -> Any:
+        return moment.replace(tzinfo=None)
+
+    def temp_name(self, base: str, schema: str | None = None) -> str:
+        return f"#{base}"
+
+    def is_lock_conflict(self, err: BaseException) -> bool:
+        return (err.args[0] if err.args else None) == 1205 or super().is_lock_conflict(err)
+
+    def first_row(self, columns: str, relation: str) -> str:
+        return f"SELECT TOP 1 {columns} FROM {relation} s"
+
+    def create_temp_as(self, table: str, select: str) -> str:
+        return f"SELECT * INTO {table} FROM ({select}) AS q"
+
+    def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
+        columns = [f"{names.key} AS {names.key_column}", *(f"{self.cast_null(c)} AS {c.name}" for c in typed),
+                   *(f"{expression} AS {column}" for expression, column in names.raw_columns())]
+        return [f"SELECT {', '.join(columns)} INTO {table} FROM {names.relation} s WHERE 1 = 0",
+                self.add_primary_key(table, names.key_column)]
+
+    def exact_equal(self, left: str, right: str) -> str:
+        return f"{left} = {right} AND CAST({left} AS {_BYTES}) = CAST({right} AS {_BYTES})"
+
+    def null_safe_equal(self, left: str, right: str) -> str:
+        return (f"(CAST({left} AS {_BYTES}) = CAST({right} AS {_BYTES}) "
+                f"OR ({left} IS NULL AND {right} IS NULL))")
+
+    def distinct_values(self, names: Names, unchanged: str | None) -> str:
+        """Groups on the bytes (the collation would merge Anna and ANNA), each group's value read
+        back through ``MIN`` (every value of a group is the same)."""
+        country = f"MIN({names.country})" if names.country else "NULL"
+        groups = ", ".join(f"CAST({e} AS {_BYTES})" for e in (names.name, names.country) if e)
+        filtered = f" WHERE NOT EXISTS ({unchanged})" if unchanged else ""
+        return (f"SELECT 0 AS total, MIN({names.name}), {country}, COUNT(*), MIN({names.key}) "
+                f"FROM {names.relation} s{filtered} GROUP BY {groups} "
+                f"UNION ALL SELECT 1, NULL, NULL, COUNT(*), NULL FROM {names.relation} s")
+
+    def load_rows(self, session: Any, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        self.load_json(session, table, columns, rows)
+
+    def json_select(self, width: int, kinds: Sequence[str]) -> str:
+        values = ", ".join(f"CAST(j.c{i} AS {_CASTS[k]})" if k in _CASTS else f"j.c{i}" for i, k in enumerate(kinds))
+        shape = ", ".join(f"c{i} NVARCHAR(MAX) '$[{i}]'" for i in range(width))
+        return f"SELECT {values} FROM OPENJSON({self.placeholder}) WITH ({shape}) AS j"
+
+    def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
+        return super().claim(f"{answers} WITH (HOLDLOCK)", chosen, reclaimable=reclaimable) + ";"
+
+    def lock_answers(self, answers: str, chosen: str) -> str | None:
+        return f"SELECT query_hash FROM {answers} WITH (UPDLOCK, HOLDLOCK) WHERE query_hash IN ({chosen})"
+
+    def upsert(self, table: str, columns: Sequence[str], key: str, select: str) -> str:
+        return super().upsert(f"{table} WITH (HOLDLOCK)", columns, key, select) + ";"
+
+    def update_from(self, table: str, alias: str, assignments: Sequence[tuple[str, str]], source: str,
+                    condition: str) -> str:
+        sets = ", ".join(f"{alias}.{column} = {expression}" for column, expression in assignments)
+        return f"UPDATE {alias} SET {sets} FROM {table} {alias} JOIN {source} c ON {condition}"

@@ -1,0 +1,127 @@
+"""Benchmark 5: the table engine on a DuckDB file (default 100,000 and 1,000,000 rows).
+
+For each size a DuckDB file with a ``customers`` table of
+:func:`~airflow_provider_namelookup.emulator.sample.customer_rows` is built (one
+``INSERT ... SELECT UNNEST`` of the columns), then ``SqlGenderLookupOperator(...).execute({})``
+runs twice in fresh processes (:mod:`benchmarks.child`) through the real DuckDB hook
+(``apache-airflow-providers-duckdb``): the first run and an unchanged rerun. Credits and
+requests come from the emulator, the SQL statements from the run's own count; what a
+correct run must spend is counted from the table with the planner's own rules.
+
+Example::
+
+    section = run(DuckDBOptions(sizes=(100_000, 1_000_000)), workdir=Path("/tmp/bench"))
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from airflow_provider_namelookup.emulator.sample import customer_rows
+from airflow_provider_namelookup.engine.plan import LookupKind, RowSpec, plan_row
+from benchmarks.figures import Section, count, megabytes, rate, seconds
+from benchmarks.service import BenchService
+from benchmarks.table_enrichment import Run, measured_run, statements
+
+WAREHOUSE_CONN_ID = "bench_duckdb"
+STATEMENT_BUDGET = 40
+"""Most SQL statements a 1,000,000-row first run may send (issue 17)."""
+
+
+@dataclass(frozen=True)
+class DuckDBOptions:
+    """What to run.
+
+    :param sizes: table sizes in rows.
+    :param seed: seed of the customer rows.
+    :param timeout: most seconds one measured run may take.
+    """
+
+    sizes: tuple[int, ...] = (100_000, 1_000_000)
+    seed: int = 2026
+    timeout: float = 3600.0
+
+
+def build_customers(path: Path, size: int, *, seed: int) -> tuple[int, int]:
+    """Create the DuckDB file ``path`` holding ``size`` customers; ``(distinct valid queries, invalid rows)``."""
+    import duckdb
+
+    path.unlink(missing_ok=True)
+    rows = list(customer_rows(size, seed=seed))
+    db = duckdb.connect(str(path))
+    try:
+        db.execute("CREATE TABLE customers (customer_id BIGINT PRIMARY KEY, first_name VARCHAR, country VARCHAR)")
+        db.execute("INSERT INTO customers SELECT UNNEST(?), UNNEST(?), UNNEST(?)",
+                   [[r[i] for r in rows] for i in range(3)])
+        pairs = db.execute("SELECT first_name, country, COUNT(*) FROM customers GROUP BY ALL").fetchall()
+    finally:
+        db.close()
+    spec = RowSpec(LookupKind.GENDER)
+    valid: set[str] = set()
+    invalid = 0
+    for name, country, repeats in pairs:
+        planned = plan_row(None, name, spec, country=country)
+        if planned.query is None:
+            invalid += repeats
+        else:
+            valid.add(planned.query_hash)
+    return len(valid), invalid
+
+
+def connection_env(path: Path) -> dict[str, str]:
+    return {f"AIRFLOW_CONN_{WAREHOUSE_CONN_ID.upper()}": json.dumps({"conn_type": "duckdb", "host": str(path)})}
+
+
+def run(options: DuckDBOptions, workdir: Path) -> Section:
+    """Build the files, run the provider twice per size against one emulator, and report."""
+    sizes = sorted(set(options.sizes))
+    logs = workdir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    first: dict[int, Run] = {}
+    second: dict[int, Run] = {}
+    facts: dict[int, tuple[int, int]] = {}
+    with BenchService(workdir / "emulator_duckdb.log", credits=100_000_000) as service:
+        for size in sizes:
+            path = workdir / f"customers_{size}.duckdb"
+            facts[size] = build_customers(path, size, seed=options.seed)
+            env = {**service.connection_env(), **connection_env(path)}
+            params = {"sql_conn_id": WAREHOUSE_CONN_ID}
+            for runs in (first, second):
+                runs[size] = measured_run(service, "benchmarks.provider:enrich_customers", params, env=env,
+                                          log=logs / f"duckdb_{size}.log", timeout=options.timeout)
+            path.unlink(missing_ok=True)
+    return report(sizes, facts, first, second)
+
+
+def report(sizes: list[int], facts: dict[int, tuple[int, int]], first: dict[int, Run],
+           second: dict[int, Run]) -> Section:
+    section = Section("table_duckdb", "Table enrichment on DuckDB: first run and unchanged rerun")
+    runs = section.table(["table", "distinct valid queries", "run", "wall time", "rows/s", "HTTP requests",
+                          "credits spent", "SQL statements", "client CPU", "emulator CPU", "other load", "peak RSS"],
+                         "Each run in a fresh process; requests and credits as counted by the emulator:")
+    for size in sizes:
+        for name, measured in (("first run", first[size]), ("rerun (table unchanged)", second[size])):
+            runs.add(f"{count(size)} rows", count(facts[size][0]), name, seconds(measured.seconds),
+                     rate(size / measured.seconds), count(measured.usage.requests), count(measured.usage.credits),
+                     statements(measured), seconds(measured.cpu_seconds), seconds(measured.usage.cpu_seconds),
+                     f"{measured.other_cores:.1f} cores", megabytes(measured.peak_rss_mb))
+        label = f"{count(size)} rows"
+        spent = first[size].usage.credits
+        section.check(f"{label}: credits = distinct valid queries", count(facts[size][0]), count(spent),
+                      met=spent == facts[size][0])
+        again = second[size].usage
+        section.check(f"{label}: rerun spends nothing", "0 credits, 0 requests",
+                      f"{count(again.credits)} credits, {count(again.requests)} requests",
+                      met=again.credits == 0 and again.requests == 0)
+        sent = int(first[size].value.get("statements", 0))
+        section.check(f"{label}: SQL statements of the first run", f"<= {STATEMENT_BUDGET}", count(sent),
+                      met=sent <= STATEMENT_BUDGET)
+    section.notes.append("The warehouse is a DuckDB file in the scratch directory, opened by the measured process "
+                         "itself (DuckDB runs in the client's process: its CPU time is the client's).")
+    section.data = {"sizes": sizes, "facts": {s: {"distinct_queries": f[0], "invalid_rows": f[1]}
+                                              for s, f in facts.items()},
+                    "first": {s: r.as_dict() for s, r in first.items()},
+                    "second": {s: r.as_dict() for s, r in second.items()}}
+    return section
