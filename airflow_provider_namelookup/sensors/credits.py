@@ -30,14 +30,17 @@ from airflow.providers.common.compat.sdk import (
 from airflow_provider_namelookup.errors import NameLookupAuthError, NameLookupError
 from airflow_provider_namelookup.hooks.namelookup import NameLookupHook
 from airflow_provider_namelookup.triggers.credits import NameLookupCreditsTrigger
+from airflow_provider_namelookup.usage.recorder import RecordsUsage, records_usage
 
 
-class NameLookupCreditsSensor(BaseSensorOperator):
+class NameLookupCreditsSensor(RecordsUsage, BaseSensorOperator):
     """Wait until ``remaining_credits >= min_credits`` (each poke is a free statistic call).
 
     Transient errors (network, 5xx, 429) during a poke are logged and the next poke
     tries again. An authentication error (missing or invalid token) fails the sensor at
     once, even with ``soft_fail``: waiting cannot fix it, and skipping would hide it.
+    Each execution (a try; each poke in ``reschedule`` mode) leaves a usage record with the
+    remaining credits it read (:mod:`airflow_provider_namelookup.usage`).
 
     :param min_credits: credits that must remain (templated; may come from an XCom).
     :param namelookup_conn_id: connection of type ``namelookup``.
@@ -67,7 +70,7 @@ class NameLookupCreditsSensor(BaseSensorOperator):
     def poke(self, context: Context) -> PokeReturnValue:
         required = self.required
         try:
-            with NameLookupHook(self.namelookup_conn_id) as hook:
+            with self.usage.watch(NameLookupHook(self.namelookup_conn_id)) as hook:
                 statistic = hook.get_statistic()
         except NameLookupAuthError:
             raise
@@ -79,6 +82,7 @@ class NameLookupCreditsSensor(BaseSensorOperator):
         done = isinstance(remaining, int) and remaining >= required
         return PokeReturnValue(is_done=done, xcom_value=statistic if done else None)
 
+    @records_usage
     def execute(self, context: Context) -> Any:
         if not self.deferrable:
             return super().execute(context)
@@ -92,8 +96,10 @@ class NameLookupCreditsSensor(BaseSensorOperator):
             timeout=timedelta(seconds=self.timeout),
         )
 
+    @records_usage
     def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
         """Resume after the trigger fired; only the trigger's two event kinds are accepted."""
+        self.usage.note_statistic(event.get("statistic") if isinstance(event, dict) else None)
         if isinstance(event, dict) and event.get("status") == "success" and isinstance(event.get("statistic"), dict):
             self.log.info("%s credits remaining", event["statistic"].get("remaining_credits"))
             return event["statistic"]

@@ -1,0 +1,152 @@
+"""What the provider tells Airflow's metrics: ``Stats``, so StatsD or OpenTelemetry, whichever
+the deployment configured (``[metrics] statsd_on`` / ``otel_on``); nothing is sent when neither is.
+
+Every name starts with ``namelookup.`` (the deployment's ``statsd_prefix``, ``airflow`` by
+default, comes in front). Tags are low-cardinality: the connection id, the lookup kind, the
+endpoint and the HTTP status class; never a name, a value or a token.
+
+=====================================  =======  =============================================
+metric                                 type     tags
+=====================================  =======  =============================================
+``namelookup.requests``                counter  conn_id, endpoint, status (one per HTTP attempt)
+``namelookup.request_duration``        timer    conn_id, endpoint (ms, from sending to the answer)
+``namelookup.retries``                 counter  conn_id (attempts repeated after a failure)
+``namelookup.credits_used``            counter  conn_id, endpoint (``details.credits_used`` of answers)
+``namelookup.remaining_credits``       gauge    conn_id (each free statistic call)
+``namelookup.cache_hits``              counter  conn_id, lookup (per try, from the run's summary)
+=====================================  =======  =============================================
+
+The hooks meter their own calls with a :class:`CallMeter` (requests, latency, retries,
+credits, remaining credits); the lookup operators add the cache hits of each try. Metrics
+never fail a lookup: an error of the metrics backend is logged at debug level and dropped.
+
+Example::
+
+    >>> meter = CallMeter("namelookup_default")
+    >>> meter.answered({"remaining_credits": 812, "details": {"credits_used": 0}})["remaining_credits"]
+    812
+    >>> meter.remaining_credits, meter.credits_since_statistic
+    (812, 0)
+    >>> meter.answered([{"details": {"credits_used": 1}}, {"details": {"credits_used": 1}}]) and None
+    >>> meter.remaining_now()
+    810
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from airflow_provider_namelookup.contract import GENDER_PATH, ORIGIN_PATH, SIGNUP_PATH, STATISTIC_PATH
+from airflow_provider_namelookup.models import credits_used
+
+log = logging.getLogger(__name__)
+
+PREFIX = "namelookup."
+REQUESTS = f"{PREFIX}requests"
+REQUEST_DURATION = f"{PREFIX}request_duration"
+RETRIES = f"{PREFIX}retries"
+CREDITS_USED = f"{PREFIX}credits_used"
+REMAINING_CREDITS = f"{PREFIX}remaining_credits"
+CACHE_HITS = f"{PREFIX}cache_hits"
+
+_ENDPOINTS = ((STATISTIC_PATH, "statistic"), (ORIGIN_PATH, "country_of_origin"), (GENDER_PATH, "gender"),
+              (SIGNUP_PATH, "sign_up"))
+
+
+def endpoint_of(path: str) -> str:
+    """The endpoint family of a request path, as a tag (a fixed set of values).
+
+    >>> endpoint_of("/v2/gender/by-full-name-multiple"), endpoint_of("/v2/statistic"), endpoint_of("/x")
+    ('gender', 'statistic', 'other')
+    """
+    return next((name for prefix, name in _ENDPOINTS if path.startswith(prefix)), "other")
+
+
+def status_class(status: int | None) -> str:
+    """An HTTP status as a tag: ``2xx``, ``4xx``, ``5xx``, ``429`` (refused for load) or ``error`` (no answer).
+
+    >>> status_class(200), status_class(401), status_class(429), status_class(503), status_class(None)
+    ('2xx', '4xx', '429', '5xx', 'error')
+    """
+    if status is None:
+        return "error"
+    if status == 429:
+        return "429"
+    return f"{status // 100}xx"
+
+
+@functools.cache
+def _stats() -> Any:
+    """Airflow's ``Stats`` of this release (resolved once: common-compat looks it up by name)."""
+    from airflow.providers.common.compat.sdk import Stats
+
+    return Stats
+
+
+def _emit(kind: str, stat: str, *args: Any, tags: Mapping[str, str]) -> None:
+    try:
+        getattr(_stats(), kind)(stat, *args, tags=dict(tags))
+    except Exception as err:  # a metrics backend must never fail a lookup
+        log.debug("Could not emit %s %s: %s", kind, stat, err)
+
+
+def count(stat: str, value: int = 1, **tags: str) -> None:
+    """Add ``value`` to a counter (nothing is sent for 0)."""
+    if value:
+        _emit("incr", stat, value, tags=tags)
+
+
+def gauge(stat: str, value: float, **tags: str) -> None:
+    _emit("gauge", stat, value, tags=tags)
+
+
+def timing(stat: str, seconds: float, **tags: str) -> None:
+    _emit("timing", stat, timedelta(seconds=seconds), tags=tags)
+
+
+class CallMeter:
+    """The metrics of one hook's calls, and the account's remaining credits as it last read them.
+
+    :param conn_id: the hook's connection id (a tag).
+    """
+
+    def __init__(self, conn_id: str) -> None:
+        self.conn_id = conn_id
+        self.remaining_credits: int | None = None
+        """``remaining_credits`` of the last statistic answer, None before one came."""
+        self.credits_since_statistic = 0
+        """Credits this hook was charged after that answer."""
+
+    def sent(self, path: str, status: int | None, seconds: float) -> None:
+        """One HTTP attempt ended: with an answer (``status``) or without one (None)."""
+        endpoint = endpoint_of(path)
+        count(REQUESTS, conn_id=self.conn_id, endpoint=endpoint, status=status_class(status))
+        timing(REQUEST_DURATION, seconds, conn_id=self.conn_id, endpoint=endpoint)
+
+    def retried(self) -> None:
+        """An attempt failed and the hook waits to repeat it."""
+        count(RETRIES, conn_id=self.conn_id)
+
+    def answered(self, answer: Any) -> Any:
+        """A call ended with ``answer`` (returned unchanged): count its credits; a statistic sets the gauge."""
+        results = answer if isinstance(answer, list) else [answer]
+        spent = sum(credits_used(r) for r in results if isinstance(r, Mapping))
+        if isinstance(answer, Mapping) and isinstance(answer.get("remaining_credits"), int):
+            self.remaining_credits = answer["remaining_credits"]
+            self.credits_since_statistic = 0
+            gauge(REMAINING_CREDITS, answer["remaining_credits"], conn_id=self.conn_id)
+        elif spent:
+            self.credits_since_statistic += spent
+            kind = "gender" if isinstance(answer, list) or "country_of_origin" not in answer else "country_of_origin"
+            count(CREDITS_USED, spent, conn_id=self.conn_id, endpoint=kind)
+        return answer
+
+    def remaining_now(self) -> int | None:
+        """The remaining credits as far as this hook knows: the last statistic less what it spent since."""
+        if self.remaining_credits is None:
+            return None
+        return max(0, self.remaining_credits - self.credits_since_statistic)
