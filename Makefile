@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SCALE_STAMP := $(VENV)/.installed-scale
 
-.PHONY: install test test-compat lint unit demo bench emulator scale-test clean wheel-smoke
+.PHONY: install test test-compat lint unit demo bench emulator scale-test clean wheel-smoke browser screenshots
 # Cached outside the tree so that CI's fresh clones reuse it (rebuilt when pyproject.toml changes).
 SMOKE_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/wheel-smoke-venv
 
@@ -17,6 +17,9 @@ $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# The editable install leaves <name>.egg-info in the tree, a second copy of the package's metadata
+	# whenever the tree is on sys.path (pytest, python -m): Airflow would load the plugin twice.
+	rm -rf airflow_provider_namelookup.egg-info
 	# apache-airflow-providers-mysql requires mysqlclient, which needs MySQL C headers;
 	# the hook runs on mysql-connector-python instead (extra {"client": "mysql-connector-python"}).
 	$(BIN)/python -m pip install --quiet --no-deps 'apache-airflow-providers-mysql>=6'
@@ -24,14 +27,26 @@ $(STAMP): pyproject.toml Makefile
 
 $(SCALE_STAMP): $(STAMP) pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet -e '.[dev,scale]'
+	rm -rf airflow_provider_namelookup.egg-info
 	touch $(SCALE_STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy airflow_provider_namelookup benchmarks scale_test compat
 
-test: lint
+test: lint browser
 	$(BIN)/python -m pytest
+
+# Debian's Chromium and its driver, for the credits view's browser test (tests/plugins/test_credits_page.py,
+# through selenium). Installed with apt-get when missing (root, as on CI); Playwright's own browser
+# download does not work without internet.
+browser:
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; fi
+
+# The README's screenshots of the credits view (light and dark), taken by its browser test into docs/.
+screenshots: $(STAMP) browser
+	NAMELOOKUP_SCREENSHOTS=$(CURDIR)/docs $(BIN)/python -m pytest -q tests/plugins/test_credits_page.py
 
 # The version matrix (README "Supported versions"): the smoke subset (pytest -m compat) on Airflow 3.1
 # and 3.2 with Python 3.11 and on Airflow 3.3 with Python 3.12 and 3.13, in venvs built from compat/*.txt

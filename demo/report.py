@@ -2,14 +2,15 @@
 
 Example::
 
-    print_report(Path(".demo/warehouse.db"), runs, seed_credits=20_000, emulator_stats={...})
+    print_report(demo_warehouse("sqlite", Path(".demo")), runs, seed_credits=20_000, emulator_stats={...})
 """
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from demo.warehouses import DemoWarehouse
 
 
 def _table(rows: list[tuple[Any, ...]], headers: tuple[str, ...]) -> str:
@@ -20,14 +21,15 @@ def _table(rows: list[tuple[Any, ...]], headers: tuple[str, ...]) -> str:
     return "\n".join(f"    {line}" for line in lines)
 
 
-def print_report(warehouse: Path, runs: list[dict[str, Any]], *, seed_credits: int,
+def print_report(warehouse: DemoWarehouse, runs: list[dict[str, Any]], *, seed_credits: int,
                  emulator_stats: dict[str, Any]) -> None:
-    db = sqlite3.connect(warehouse)
+    db = warehouse.connect()
     try:
         q = lambda sql: db.execute(sql).fetchall()  # noqa: E731
         customers = q("SELECT COUNT(*) FROM customers")[0][0]
         distinct = q("SELECT COUNT(DISTINCT lower(trim(first_name))) FROM customers")[0][0]
         print("\n================ Name Lookup demo: summary ================")
+        print(f"Warehouse: {warehouse.label}, {warehouse.path}")
         print(f"Customers: {customers:,} rows, {distinct:,} distinct first names")
         for table in ("customers_gender", "customers_origin"):
             by_status = dict(q(f"SELECT status, COUNT(*) FROM {table} GROUP BY status"))
@@ -51,7 +53,9 @@ def print_report(warehouse: Path, runs: list[dict[str, Any]], *, seed_credits: i
 
         print("\nGender split by country (rows with a country):")
         print(_table(q("""SELECT c.country, COUNT(*),
-                                 SUM(g.gender = 'female'), SUM(g.gender = 'male'), SUM(g.gender = 'unknown')
+                                 SUM(CASE WHEN g.gender = 'female' THEN 1 ELSE 0 END),
+                                 SUM(CASE WHEN g.gender = 'male' THEN 1 ELSE 0 END),
+                                 SUM(CASE WHEN g.gender = 'unknown' THEN 1 ELSE 0 END)
                           FROM customers c JOIN customers_gender g USING (customer_id)
                           WHERE g.status = 'ok' AND c.country IS NOT NULL
                           GROUP BY c.country ORDER BY COUNT(*) DESC"""),

@@ -4,6 +4,7 @@ Example::
 
     python -m demo                 # a few thousand customers, two DAG runs, a report
     python -m demo --short         # 300 customers, one DAG run (what ``make test`` runs)
+    NAMELOOKUP_DEMO_WAREHOUSE=duckdb python -m demo      # the same on a DuckDB file
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import json
 import os
 import secrets
 import shutil
-import sqlite3
 import subprocess
 import sys
 import time
@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_namelookup.emulator.sample import customer_rows
 from airflow_provider_namelookup.emulator.server import EmulatorProcess
 from demo.report import print_report
+from demo.warehouses import KINDS, DemoWarehouse, demo_warehouse
 
 ROOT = Path(__file__).resolve().parent.parent
 DAG_ID = "namelookup_warehouse_enrichment"
@@ -34,14 +34,7 @@ def say(message: str) -> None:
     print(f"==> {message}", flush=True)
 
 
-def build_warehouse(path: Path, rows: int) -> None:
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, first_name TEXT, country TEXT)")
-        db.executemany("INSERT INTO customers VALUES (?, ?, ?)", customer_rows(rows, seed=2026))
-    db.close()
-
-
-def airflow_env(home: Path, emulator_url: str, token: str, warehouse: Path) -> dict[str, str]:
+def airflow_env(home: Path, emulator_url: str, token: str, warehouse: DemoWarehouse) -> dict[str, str]:
     env = dict(os.environ)
     env.update({
         "AIRFLOW_HOME": str(home),
@@ -49,7 +42,7 @@ def airflow_env(home: Path, emulator_url: str, token: str, warehouse: Path) -> d
         "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
         "AIRFLOW_CONN_NAMELOOKUP_DEFAULT": json.dumps({"conn_type": "namelookup", "host": emulator_url,
                                                        "password": token}),
-        "AIRFLOW_CONN_NAMELOOKUP_WAREHOUSE": json.dumps({"conn_type": "sqlite", "host": str(warehouse)}),
+        "AIRFLOW_CONN_NAMELOOKUP_WAREHOUSE": json.dumps(warehouse.connection()),
     })
     env.pop("NAMELOOKUP_WAREHOUSE_CONN_ID", None)
     env.pop("NAMELOOKUP_CUSTOMERS_TABLE", None)
@@ -78,6 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=None, help="customers in the warehouse (default 4000)")
     parser.add_argument("--short", action="store_true", help="300 customers and a single DAG run")
     parser.add_argument("--workdir", type=Path, default=ROOT / ".demo", help="where the throwaway files go")
+    parser.add_argument("--warehouse", choices=KINDS, default=os.environ.get("NAMELOOKUP_DEMO_WAREHOUSE") or "sqlite",
+                        help="the warehouse kind (default: $NAMELOOKUP_DEMO_WAREHOUSE, else sqlite)")
     args = parser.parse_args(argv)
     rows = args.rows or (300 if args.short else 4000)
     started = time.monotonic()
@@ -88,11 +83,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     (home / "dags").mkdir(parents=True)
     for example in (ROOT / "example_dags").glob("*.py"):
         shutil.copy(example, home / "dags" / example.name)
-    warehouse = work / "warehouse.db"
+    warehouse = demo_warehouse(args.warehouse, work)
     log = work / "airflow.log"
 
-    say(f"Building an SQLite warehouse with {rows:,} customers: {warehouse}")
-    build_warehouse(warehouse, rows)
+    say(f"Building a {warehouse.label} warehouse with {rows:,} customers: {warehouse.path}")
+    warehouse.build(rows)
 
     token = secrets.token_urlsafe(24)
     with (work / "emulator.log").open("w") as emulator_log, \

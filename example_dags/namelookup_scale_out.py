@@ -67,7 +67,7 @@ with DAG(
 
     enrich_gender = SqlGenderLookupOperator.partial(
         task_id="enrich_gender",
-        sql_conn_id=WAREHOUSE,
+        conn_id=WAREHOUSE,
         source_table="{{ params.table }}",
         key_column="customer_id",
         name_column="first_name",

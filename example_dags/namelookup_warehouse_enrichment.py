@@ -45,7 +45,7 @@ with DAG(
     doc_md=__doc__,
 ) as dag:
     # The columns of the source table; the country column localises gender lookups.
-    source = {"sql_conn_id": WAREHOUSE, "source_table": CUSTOMERS, "key_column": "customer_id",
+    source = {"conn_id": WAREHOUSE, "source_table": CUSTOMERS, "key_column": "customer_id",
               "name_column": "first_name"}
 
     plan_gender = SqlGenderLookupOperator(task_id="plan_gender", country_column="country", plan_only=True,

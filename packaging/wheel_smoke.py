@@ -66,6 +66,24 @@ def check_provider_discovery() -> None:
         raise SystemExit("the namelookup connection type is not registered")
 
 
+def check_credits_view_is_packaged(repo: Path) -> int:
+    """The credits view's page, script, styles, icon and Chart.js are in the wheel, and its plugin is an
+    ``airflow.plugins`` entry point."""
+    from importlib.metadata import entry_points
+
+    from airflow_provider_namelookup.plugins.app import STATIC
+
+    wanted = sorted(p.relative_to(repo / "airflow_provider_namelookup" / "plugins" / "static")
+                    for p in (repo / "airflow_provider_namelookup" / "plugins" / "static").rglob("*") if p.is_file())
+    missing = [str(name) for name in wanted if not (STATIC / name).is_file()]
+    if missing:
+        raise SystemExit(f"the wheel lacks the credits view's files: {', '.join(missing)}")
+    plugins = {e.name: e.value for e in entry_points(group="airflow.plugins")}
+    if plugins.get("namelookup") != "airflow_provider_namelookup.plugins.credits_view:NameLookupCreditsPlugin":
+        raise SystemExit(f"the wheel does not register the credits view's plugin (airflow.plugins: {plugins})")
+    return len(wanted)
+
+
 def check_lookup_against_the_emulator() -> str:
     from airflow_provider_namelookup.emulator import EmulatorServer
     from airflow_provider_namelookup.hooks.namelookup import NameLookupHook
@@ -85,9 +103,10 @@ def main(repo: Path) -> None:
     check_installed_from_wheel(repo)
     count = check_every_module_imports(repo)
     check_provider_discovery()
+    files = check_credits_view_is_packaged(repo)
     gender = check_lookup_against_the_emulator()
-    print(f"wheel smoke test passed: {count} modules import, provider discovered, "
-          f"Theresa looked up as {gender} on the packaged emulator")
+    print(f"wheel smoke test passed: {count} modules import, provider discovered, {files} files of the "
+          f"credits view and its plugin packaged, Theresa looked up as {gender} on the packaged emulator")
 
 
 if __name__ == "__main__":

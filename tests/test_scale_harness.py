@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from airflow_provider_namelookup.emulator.sample import customer_rows
-from airflow_provider_namelookup.enrichment.plan import LookupKind, RowSpec, distinct_queries, plan_row
+from airflow_provider_namelookup.engine.plan import LookupKind, RowSpec, distinct_queries, plan_row
 from scale_test.facts import count_queries
 from scale_test.hostname import HOSTNAME_ENV, worker_hostname
 from scale_test.processes import Processes
