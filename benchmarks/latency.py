@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from airflow_provider_namelookup.enrichment.plan import LookupKind
+from airflow_provider_namelookup.engine.plan import LookupKind
 from benchmarks.figures import Section, cores, count, ratio, seconds
 from benchmarks.service import BenchService
 from benchmarks.table_enrichment import Run, measured_run

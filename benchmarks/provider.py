@@ -28,7 +28,7 @@ def enrich_customers(params: dict[str, Any]) -> Callable[[], dict[str, Any]]:
     """
     from airflow_provider_namelookup.operators import SqlGenderLookupOperator
 
-    operator = SqlGenderLookupOperator(task_id="enrich_customers", sql_conn_id=params["sql_conn_id"],
+    operator = SqlGenderLookupOperator(task_id="enrich_customers", conn_id=params["sql_conn_id"],
                                        source_table=params.get("source_table", "customers"),
                                        answers_table=params.get("answers_table"), key_column="customer_id",
                                        name_column="first_name", country_column="country")
@@ -46,7 +46,7 @@ def enrich_origins(params: dict[str, Any]) -> Callable[[], dict[str, Any]]:
     """
     from airflow_provider_namelookup.operators import SqlCountryOfOriginOperator
 
-    operator = SqlCountryOfOriginOperator(task_id="enrich_origins", sql_conn_id=params["sql_conn_id"],
+    operator = SqlCountryOfOriginOperator(task_id="enrich_origins", conn_id=params["sql_conn_id"],
                                           source_table="customers", key_column="customer_id",
                                           name_column="first_name")
 

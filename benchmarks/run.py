@@ -12,6 +12,8 @@ Example::
     python -m benchmarks.run --only table --rows 100000,1000000 --naive-rows 20000
     python -m benchmarks.run --only hook,emulator --names 5000 --duration 1
     python -m benchmarks.run --only latency --latency-ms 80-120 --latency-rows 20000,100000
+    python -m benchmarks.run --only handwritten --versus-rows 100000,1000000 --latency-ms 80-120
+    python -m benchmarks.run --only table_duckdb --duck-rows 100000,1000000
 """
 
 from __future__ import annotations
@@ -31,18 +33,28 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from benchmarks import emulator_throughput, hook_throughput, latency, table_enrichment, table_postgres
+from benchmarks import (
+    emulator_throughput,
+    hook_throughput,
+    latency,
+    table_duckdb,
+    table_enrichment,
+    table_postgres,
+    versus_handwritten,
+)
 from benchmarks.figures import Section, render
 from benchmarks.machine import describe, summary_lines
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("table", "table_postgres", "latency", "hook", "emulator")
+BENCHMARKS = ("table", "table_postgres", "table_duckdb", "handwritten", "latency", "hook", "emulator")
 
 FULL: dict[str, Any] = {"rows": (100_000, 1_000_000), "naive_rows": 100_000, "names": 20_000, "repeats": 3,
                         "duration": 3.0, "latency_rows": (20_000, 100_000), "latency_naive_rows": 200,
-                        "pg_rows": (100_000, 1_000_000, 10_000_000)}
+                        "pg_rows": (100_000, 1_000_000, 10_000_000), "duck_rows": (100_000, 1_000_000),
+                        "versus_rows": (100_000, 1_000_000)}
 QUICK: dict[str, Any] = {"rows": (10_000, 100_000), "naive_rows": 2_000, "names": 4_000, "repeats": 1, "duration": 1.0,
-                         "latency_rows": (2_000, 10_000), "latency_naive_rows": 50, "pg_rows": (10_000, 100_000)}
+                         "latency_rows": (2_000, 10_000), "latency_naive_rows": 50, "pg_rows": (10_000, 100_000),
+                         "duck_rows": (10_000, 100_000), "versus_rows": (10_000,)}
 
 
 def _numbers(text: str) -> tuple[int, ...]:
@@ -85,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rows", type=_numbers, metavar="N,N", help="table sizes (default 100000,1000000)")
     parser.add_argument("--pg-rows", type=_numbers, metavar="N,N",
                         help="PostgreSQL table sizes (default 100000,1000000,10000000)")
+    parser.add_argument("--duck-rows", type=_numbers, metavar="N,N", help="DuckDB table sizes (default 100000,1000000)")
     parser.add_argument("--naive-rows", type=int, metavar="N",
                         help="rows the naive loop goes through, a prefix of the smallest table "
                              "(default: all of it, 100000); bigger tables are extrapolated")
@@ -100,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--latency-naive-rows", type=int, metavar="N",
                         help="latency benchmark: rows the naive loop goes through per lookup, extrapolated "
                              "to the tables (default 200)")
+    parser.add_argument("--versus-rows", type=_numbers, metavar="N,N",
+                        help="provider vs hand-written DAG: table sizes (default 100000,1000000), on loopback "
+                             "and with --latency-ms")
     parser.add_argument("--repeats", type=int, metavar="N", help="runs per hook configuration (default 3)")
     parser.add_argument("--duration", type=float, metavar="S", help="seconds per emulator point (default 3)")
     parser.add_argument("--seed", type=int, default=2026, help="seed of the customer tables (default 2026)")
@@ -129,6 +145,10 @@ def _plan(args: argparse.Namespace) -> dict[str, Callable[[Path], Section]]:
         "table": lambda work: table_enrichment.run(table, work),
         "table_postgres": lambda work: table_postgres.run(
             table_postgres.PostgresOptions(sizes=tuple(_option(args, "pg_rows")), seed=args.seed), work),
+        "handwritten": lambda work: versus_handwritten.run(versus_handwritten.VersusOptions(
+            sizes=tuple(_option(args, "versus_rows")), latency_ms=args.latency_ms, seed=args.seed), work),
+        "table_duckdb": lambda work: table_duckdb.run(
+            table_duckdb.DuckDBOptions(sizes=tuple(_option(args, "duck_rows")), seed=args.seed), work),
         "latency": lambda work: latency.run(wan, work),
         "hook": lambda work: hook_throughput.run(hook, work),
         "emulator": lambda work: emulator_throughput.run(emulator, work),

@@ -24,16 +24,19 @@ from pathlib import Path
 from typing import Any
 
 from airflow_provider_namelookup.emulator.sample import customer_rows
-from airflow_provider_namelookup.enrichment.plan import LookupKind, RowSpec, plan_row
+from airflow_provider_namelookup.engine.plan import LookupKind, RowSpec, plan_row
 from benchmarks.figures import Section, count, megabytes, rate, seconds
 from benchmarks.service import BenchService
-from benchmarks.table_enrichment import Run, measured_run
+from benchmarks.table_enrichment import Run, measured_run, statements
 
 WAREHOUSE_CONN_ID = "bench_postgres"
 POSTGRES = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "dbname": "test"}
 FIRST_RUN_TARGET_S = 15.0
 RERUN_TARGET_S = 3.0
 RSS_GROWTH_TARGET_MB = 50.0
+STATEMENTS_TARGET = 40
+FIRST_RUN_10M_TARGET_S = 45.0
+RERUN_10M_TARGET_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -130,13 +133,13 @@ def report(sizes: list[int], facts: dict[int, tuple[int, int]], first: dict[int,
            second: dict[int, Run]) -> Section:
     section = Section("table_postgres", "Table enrichment on PostgreSQL: first run and unchanged rerun")
     runs = section.table(["table", "distinct valid queries", "run", "wall time", "rows/s", "HTTP requests",
-                          "credits spent", "client CPU", "emulator CPU", "other load", "peak RSS"],
+                          "credits spent", "SQL statements", "client CPU", "emulator CPU", "other load", "peak RSS"],
                          "Each run in a fresh process; requests and credits as counted by the emulator:")
     for size in sizes:
         for name, measured in (("first run", first[size]), ("rerun (table unchanged)", second[size])):
             runs.add(f"{count(size)} rows", count(facts[size][0]), name, seconds(measured.seconds),
                      rate(size / measured.seconds), count(measured.usage.requests), count(measured.usage.credits),
-                     seconds(measured.cpu_seconds), seconds(measured.usage.cpu_seconds),
+                     statements(measured), seconds(measured.cpu_seconds), seconds(measured.usage.cpu_seconds),
                      f"{measured.other_cores:.1f} cores", megabytes(measured.peak_rss_mb))
         label = f"{count(size)} rows"
         spent = first[size].usage.credits
@@ -146,6 +149,15 @@ def report(sizes: list[int], facts: dict[int, tuple[int, int]], first: dict[int,
         section.check(f"{label}: rerun spends nothing", "0 credits, 0 requests",
                       f"{count(again.credits)} credits, {count(again.requests)} requests",
                       met=again.credits == 0 and again.requests == 0)
+        if size >= 1_000_000:
+            sent = first[size].value.get("statements", 0)
+            section.check(f"{label}: SQL statements of the first run", f"<= {STATEMENTS_TARGET}",
+                          count(sent), met=sent <= STATEMENTS_TARGET)
+        if size == 10_000_000:
+            section.check("10,000,000 rows: first run", f"<= {seconds(FIRST_RUN_10M_TARGET_S)}",
+                          seconds(first[size].seconds), met=first[size].seconds <= FIRST_RUN_10M_TARGET_S)
+            section.check("10,000,000 rows: unchanged rerun", f"<= {seconds(RERUN_10M_TARGET_S)}",
+                          seconds(second[size].seconds), met=second[size].seconds <= RERUN_10M_TARGET_S)
         if size == 1_000_000:
             section.check("1,000,000 rows: first run", f"<= {seconds(FIRST_RUN_TARGET_S)}",
                           seconds(first[size].seconds), met=first[size].seconds <= FIRST_RUN_TARGET_S)

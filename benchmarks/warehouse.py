@@ -5,7 +5,7 @@ country)`` filled from :func:`~airflow_provider_namelookup.emulator.sample.custo
 real name frequencies per country, so a few names repeat very often, and about 1% of
 rows invalid on purpose. :class:`TableFacts` counts, independently of the table
 operator, what a correct run must pay for: the distinct valid queries, by the spec's
-own normalisation rules (:func:`~airflow_provider_namelookup.enrichment.plan.plan_row`
+own normalisation rules (:func:`~airflow_provider_namelookup.engine.plan.plan_row`
 applied once per distinct ``(first_name, country)`` pair).
 
 Example::
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow_provider_namelookup.emulator.sample import customer_rows
-from airflow_provider_namelookup.enrichment.plan import LookupKind, RowSpec, plan_row
+from airflow_provider_namelookup.engine.plan import LookupKind, RowSpec, plan_row
 
 SCHEMA = "CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, first_name TEXT, country TEXT)"
 

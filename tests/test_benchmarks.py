@@ -31,6 +31,20 @@ def test_table_benchmark_pays_each_distinct_query_once(tmp_path: Path) -> None:
     assert naive["value"]["rows"] == 50 and naive["requests"] == naive["value"]["sent"]
 
 
+def test_the_hand_written_dag_pays_every_run_and_the_provider_once(tmp_path: Path) -> None:
+    from benchmarks import versus_handwritten
+
+    options = versus_handwritten.VersusOptions(sizes=(400,), latency_ms=(5, 10), timeout=300)
+    section = versus_handwritten.run(options, tmp_path)
+    assert all(_checks(section).values())
+    runs = section.data["runs"]
+    for network in ("loopback", "latency"):
+        first, rerun = runs[f"{network}_handwritten_400_first"], runs[f"{network}_handwritten_400_rerun"]
+        assert first["credits"] == rerun["credits"] > 0  # no memory between runs
+        assert first["value"]["rows"] == 400 and first["requests"] == first["value"]["requests"]
+        assert runs[f"{network}_provider_400_first"]["value"]["statements"] > 0
+
+
 def test_latency_benchmark_pays_each_distinct_query_once_for_both_lookups(tmp_path: Path) -> None:
     options = latency.LatencyOptions(sizes=(300, 600), latency_ms=(5, 10), naive_rows=20, timeout=300)
     section = latency.run(options, tmp_path)
@@ -79,3 +93,18 @@ def test_postgres_table_benchmark_pays_each_distinct_query_once(tmp_path: Path) 
     checks = _checks(section)
     assert checks["400 rows: credits = distinct valid queries"] is True
     assert checks["400 rows: rerun spends nothing"] is True
+
+
+def test_duckdb_table_benchmark_pays_each_distinct_query_once_and_counts_statements(tmp_path: Path) -> None:
+    from benchmarks import table_duckdb
+    from tests.support import require
+
+    require("airflow.providers.duckdb", reason="the duckdb extra (in the test extra) installs it")
+    section = table_duckdb.run(table_duckdb.DuckDBOptions(sizes=(400,), timeout=300), tmp_path)
+    checks = _checks(section)
+    assert checks["400 rows: credits = distinct valid queries"] is True
+    assert checks["400 rows: rerun spends nothing"] is True
+    assert checks["400 rows: SQL statements of the first run"] is True
+    first = section.data["first"][400]["value"]
+    assert 0 < first["statements"] <= table_duckdb.STATEMENT_BUDGET
+    assert section.data["second"][400]["value"]["statements"] < first["statements"]
