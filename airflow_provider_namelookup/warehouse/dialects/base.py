@@ -455,3 +455,27 @@ class WarehouseDialect:
         (a derived table ``c``) under ``condition``."""
         sets = ", ".join(f"{column} = {expression}" for column, expression in assignments)
         return f"UPDATE {table} AS {alias} SET {sets} FROM {source} c WHERE {condition}"
+
+
+class OnConflictClaims(WarehouseDialect):
+    """Claims as one ``INSERT ... SELECT ... ON CONFLICT (query_hash) DO UPDATE ... WHERE``
+    (SQLite, PostgreSQL, DuckDB), in place of the base's ``MERGE``.
+
+    ``WHERE 1 = 1`` keeps SQLite from reading ``ON CONFLICT`` as the derived table's join
+    constraint; the others ignore it.
+
+    Example::
+
+        class SqliteDialect(OnConflictClaims): ...
+    """
+
+    def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
+        p = self.placeholder
+        return (f"INSERT INTO {answers} AS a (query_hash, lookup, state, claimed_by, lease_expires) "
+                f"SELECT c.query_hash, {p}, 'claimed', {p}, {p} FROM ({chosen}) c WHERE 1 = 1 "
+                f"ON CONFLICT (query_hash) DO UPDATE SET state = 'claimed', claimed_by = excluded.claimed_by, "
+                f"lease_expires = excluded.lease_expires WHERE {reclaimable}")
+
+    def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
+                     lookup: str) -> list[Any]:
+        return [lookup, owner, lease, *chosen, *reclaimable]

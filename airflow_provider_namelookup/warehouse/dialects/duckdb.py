@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from airflow_provider_namelookup.warehouse.dialects.base import WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.base import OnConflictClaims
 from airflow_provider_namelookup.warehouse.schema import Column
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ class _Cursor:
         """Nothing to release: the statement's result goes with the next one."""
 
 
-class DuckDBDialect(WarehouseDialect):
+class DuckDBDialect(OnConflictClaims):
     name = "duckdb"
     engines = ("duckdb",)
     provider = "apache-airflow-providers-duckdb"
@@ -161,17 +161,6 @@ class DuckDBDialect(WarehouseDialect):
         lists = [[row[i] for row in rows] for i in range(len(columns))]
         unnests = ", ".join(f"UNNEST({self.placeholder})" for _ in columns)
         session.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {unnests}", lists)
-
-    def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
-        p = self.placeholder
-        return (f"INSERT INTO {answers} AS a (query_hash, lookup, state, claimed_by, lease_expires) "
-                f"SELECT c.query_hash, {p}, 'claimed', {p}, {p} FROM ({chosen}) c "
-                f"ON CONFLICT (query_hash) DO UPDATE SET state = 'claimed', claimed_by = excluded.claimed_by, "
-                f"lease_expires = excluded.lease_expires WHERE {reclaimable}")
-
-    def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
-                     lookup: str) -> list[Any]:
-        return [lookup, owner, lease, *chosen, *reclaimable]
 
     def store(self, session: WarehouseSession, answers: str, rows: Sequence[Sequence[Any]],
               result_columns: Sequence[Column], *, owner: str, stamp: float, credits: int,

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from airflow_provider_namelookup.warehouse.dialects.base import WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.base import OnConflictClaims
 from airflow_provider_namelookup.warehouse.schema import Column
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ _AGGREGATION_MEMORY = "SET LOCAL work_mem = '64MB'"
 """For the distinct pass's anti-join and GROUP BY: with the default 4 MB they spill to disk."""
 
 
-class PostgresDialect(WarehouseDialect):
+class PostgresDialect(OnConflictClaims):
     name = "postgresql"
     engines = ("postgresql", "postgres")
     provider = "apache-airflow-providers-postgres"
@@ -115,17 +115,6 @@ class PostgresDialect(WarehouseDialect):
 
     def analyze(self, table: str) -> list[str]:
         return [f"ANALYZE {table}"]
-
-    def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
-        p = self.placeholder
-        return (f"INSERT INTO {answers} AS a (query_hash, lookup, state, claimed_by, lease_expires) "
-                f"SELECT c.query_hash, {p}, 'claimed', {p}, {p} FROM ({chosen}) c "
-                f"ON CONFLICT (query_hash) DO UPDATE SET state = 'claimed', claimed_by = excluded.claimed_by, "
-                f"lease_expires = excluded.lease_expires WHERE {reclaimable}")
-
-    def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
-                     lookup: str) -> list[Any]:
-        return [lookup, owner, lease, *chosen, *reclaimable]
 
     def store(self, session: WarehouseSession, answers: str, rows: Sequence[Sequence[Any]],
               result_columns: Sequence[Column], *, owner: str, stamp: float, credits: int,

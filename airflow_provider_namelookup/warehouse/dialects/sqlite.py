@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from airflow_provider_namelookup.warehouse.dialects.base import Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.base import Names, OnConflictClaims
 from airflow_provider_namelookup.warehouse.schema import Column
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 _BUSY_TIMEOUT_MS = 120_000
 
 
-class SqliteDialect(WarehouseDialect):
+class SqliteDialect(OnConflictClaims):
     name = "sqlite"
     engines = ("sqlite",)
     provider = "apache-airflow-providers-sqlite"
@@ -68,17 +68,6 @@ class SqliteDialect(WarehouseDialect):
 
     def index_temp(self, table: str, index: str, columns: Sequence[str]) -> list[str]:
         return [f"CREATE INDEX {self.quote(index)} ON {table} ({', '.join(columns)})"]
-
-    def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
-        p = self.placeholder
-        return (f"INSERT INTO {answers} AS a (query_hash, lookup, state, claimed_by, lease_expires) "
-                f"SELECT c.query_hash, {p}, 'claimed', {p}, {p} FROM ({chosen}) c WHERE 1 = 1 "
-                f"ON CONFLICT (query_hash) DO UPDATE SET state = 'claimed', claimed_by = excluded.claimed_by, "
-                f"lease_expires = excluded.lease_expires WHERE {reclaimable}")
-
-    def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
-                     lookup: str) -> list[Any]:
-        return [lookup, owner, lease, *chosen, *reclaimable]
 
     def store(self, session: WarehouseSession, answers: str, rows: Sequence[Sequence[Any]],
               result_columns: Sequence[Column], *, owner: str, stamp: float, credits: int,
