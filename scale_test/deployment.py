@@ -354,6 +354,13 @@ class Deployment:
         return (self.home / "logs" / f"dag_id={DAG_ID}" / f"run_id={run_id}" / f"task_id={attempt.task_id}" / index
                 / f"attempt={attempt.try_number}.log")
 
+    def usage_of(self, task_id: str) -> dict[str, Any]:
+        """What the credits view's API (``GET /namelookup/api/usage``, served by the api-server's
+        plugin from the workers' usage records) says ``task_id`` of the scale-out DAG spent today."""
+        report = self.api("GET", "/namelookup/api/usage?days=1")
+        rows = [t for t in report["tasks"] if t["dag_id"] == DAG_ID and t["task_id"] == task_id]
+        return rows[0] if rows else {"credits_used": 0, "requests": 0, "tries": 0}
+
     def emulator_stats(self) -> dict[str, Any]:
         """The emulator's counters (``/emulator/stats``): requests, queries and credits charged."""
         answer = httpx.get(f"{self.emulator_url}/emulator/stats", timeout=10)

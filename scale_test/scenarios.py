@@ -4,7 +4,9 @@
 instances on both workers. Every row must be enriched exactly once, the emulator must
 have charged exactly the table's distinct valid queries (counted by
 :mod:`scale_test.facts`, not by the operator), and the tries must have run on both
-workers (``task_instance.hostname``).
+workers (``task_instance.hostname``). The usage records the workers wrote, as the
+api-server's credits view reports them, must add up to what the emulator charged, one
+try per shard.
 
 **kill**: the same on a fresh warehouse, with the emulator answering after 100-300 ms
 as a remote service would; a second after a shard on ``worker-1`` has logged its plan
@@ -110,6 +112,12 @@ def run_exact(deployment: Deployment, *, rows: int, shards: int, seed: int, time
     extra = result.credits_charged - facts.distinct_queries
     result.expect(extra == 0, f"the emulator charged {result.credits_charged:,} credits; the table has "
                               f"{facts.distinct_queries:,} distinct valid queries ({extra:+,})")
+    usage = deployment.usage_of(ENRICH_TASK)
+    tries = len([t for t in result.tries if t.task_id == ENRICH_TASK])
+    result.extra.update({"credits_in_usage_records": usage["credits_used"], "tries_in_usage_records": usage["tries"]})
+    result.expect(usage["credits_used"] == result.credits_charged and usage["tries"] == tries,
+                  f"the credits view reports {usage['credits_used']:,} credits over {usage['tries']} tries of "
+                  f"{ENRICH_TASK}; the emulator charged {result.credits_charged:,} over {tries} tries")
     return result
 
 
@@ -124,6 +132,7 @@ def run_kill(deployment: Deployment, *, rows: int, shards: int, seed: int, timeo
     log(f"[kill] {rows:,} rows, {facts.distinct_queries:,} distinct valid queries; emulator latency "
         f"{KILL_LATENCY_MS[0]}-{KILL_LATENCY_MS[1]} ms; {victim} gets SIGKILL mid-run")
     deployment.reset_emulator_stats()
+    usage_before = deployment.usage_of(ENRICH_TASK)
     deployment.set_emulator_faults({"latency_ms": list(KILL_LATENCY_MS)})
     started = time.monotonic()
     try:
@@ -170,6 +179,8 @@ def run_kill(deployment: Deployment, *, rows: int, shards: int, seed: int, timeo
         "requests_open_at_kill": open_requests,
         "rows_enriched_by_retries": retry_rows,
         "lookups_by_retries": sum(int(summary.get("lookups") or 0) for summary in retry_work),
+        # A SIGKILLed try cannot write its record: the view shows what the surviving tries spent.
+        "credits_in_usage_records": deployment.usage_of(ENRICH_TASK)["credits_used"] - usage_before["credits_used"],
     })
     result.expect(bool(killed), f"no try of {ENRICH_TASK} on {victim} was lost: the kill missed the shards")
     result.expect(retry_rows > 0, "the retries found their shards already enriched: the kill came after the "
