@@ -104,6 +104,44 @@ def statements(measured: Run) -> str:
     return "-" if sent is None else count(sent)
 
 
+def first_and_rerun(section: Section, sizes: list[int], facts: dict[int, tuple[int, int]], first: dict[int, Run],
+                    second: dict[int, Run], *, statement_budget: int, budget_from: int = 0) -> None:
+    """The table and the checks every warehouse's first-run/rerun benchmark shares: credits =
+    distinct valid queries, a rerun spends nothing, and at most ``statement_budget`` SQL
+    statements in a first run of ``budget_from`` rows or more; ``section.data`` gets the runs.
+
+    Example::
+
+        section = Section("table_duckdb", "Table enrichment on DuckDB: first run and unchanged rerun")
+        first_and_rerun(section, [100_000], {100_000: (18_876, 1_036)}, first, second, statement_budget=40)
+    """
+    runs = section.table(["table", "distinct valid queries", "run", "wall time", "rows/s", "HTTP requests",
+                          "credits spent", "SQL statements", "client CPU", "emulator CPU", "other load", "peak RSS"],
+                         "Each run in a fresh process; requests and credits as counted by the emulator:")
+    for size in sizes:
+        for name, measured in (("first run", first[size]), ("rerun (table unchanged)", second[size])):
+            runs.add(f"{count(size)} rows", count(facts[size][0]), name, seconds(measured.seconds),
+                     rate(size / measured.seconds), count(measured.usage.requests), count(measured.usage.credits),
+                     statements(measured), seconds(measured.cpu_seconds), seconds(measured.usage.cpu_seconds),
+                     f"{measured.other_cores:.1f} cores", megabytes(measured.peak_rss_mb))
+        label = f"{count(size)} rows"
+        spent = first[size].usage.credits
+        section.check(f"{label}: credits = distinct valid queries", count(facts[size][0]), count(spent),
+                      met=spent == facts[size][0])
+        again = second[size].usage
+        section.check(f"{label}: rerun spends nothing", "0 credits, 0 requests",
+                      f"{count(again.credits)} credits, {count(again.requests)} requests",
+                      met=again.credits == 0 and again.requests == 0)
+        if size >= budget_from:
+            sent = int(first[size].value.get("statements", 0))
+            section.check(f"{label}: SQL statements of the first run", f"<= {statement_budget}", count(sent),
+                          met=sent <= statement_budget)
+    section.data = {"sizes": sizes, "facts": {s: {"distinct_queries": f[0], "invalid_rows": f[1]}
+                                              for s, f in facts.items()},
+                    "first": {s: r.as_dict() for s, r in first.items()},
+                    "second": {s: r.as_dict() for s, r in second.items()}}
+
+
 def expected_requests(distinct_queries: int) -> int:
     """Lookup requests of full batches, plus the one free statistic call made before spending."""
     return math.ceil(distinct_queries / BATCH_LIMIT) + 1 if distinct_queries else 0

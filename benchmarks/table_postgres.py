@@ -25,9 +25,9 @@ from typing import Any
 
 from airflow_provider_namelookup.emulator.sample import customer_rows
 from airflow_provider_namelookup.engine.plan import LookupKind, RowSpec, plan_row
-from benchmarks.figures import Section, count, megabytes, rate, seconds
+from benchmarks.figures import Section, count, megabytes, seconds
 from benchmarks.service import BenchService
-from benchmarks.table_enrichment import Run, measured_run, statements
+from benchmarks.table_enrichment import Run, first_and_rerun, measured_run
 
 WAREHOUSE_CONN_ID = "bench_postgres"
 POSTGRES = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "dbname": "test"}
@@ -132,27 +132,8 @@ def run(options: PostgresOptions, workdir: Path) -> Section:
 def report(sizes: list[int], facts: dict[int, tuple[int, int]], first: dict[int, Run],
            second: dict[int, Run]) -> Section:
     section = Section("table_postgres", "Table enrichment on PostgreSQL: first run and unchanged rerun")
-    runs = section.table(["table", "distinct valid queries", "run", "wall time", "rows/s", "HTTP requests",
-                          "credits spent", "SQL statements", "client CPU", "emulator CPU", "other load", "peak RSS"],
-                         "Each run in a fresh process; requests and credits as counted by the emulator:")
+    first_and_rerun(section, sizes, facts, first, second, statement_budget=STATEMENTS_TARGET, budget_from=1_000_000)
     for size in sizes:
-        for name, measured in (("first run", first[size]), ("rerun (table unchanged)", second[size])):
-            runs.add(f"{count(size)} rows", count(facts[size][0]), name, seconds(measured.seconds),
-                     rate(size / measured.seconds), count(measured.usage.requests), count(measured.usage.credits),
-                     statements(measured), seconds(measured.cpu_seconds), seconds(measured.usage.cpu_seconds),
-                     f"{measured.other_cores:.1f} cores", megabytes(measured.peak_rss_mb))
-        label = f"{count(size)} rows"
-        spent = first[size].usage.credits
-        section.check(f"{label}: credits = distinct valid queries", count(facts[size][0]), count(spent),
-                      met=spent == facts[size][0])
-        again = second[size].usage
-        section.check(f"{label}: rerun spends nothing", "0 credits, 0 requests",
-                      f"{count(again.credits)} credits, {count(again.requests)} requests",
-                      met=again.credits == 0 and again.requests == 0)
-        if size >= 1_000_000:
-            sent = first[size].value.get("statements", 0)
-            section.check(f"{label}: SQL statements of the first run", f"<= {STATEMENTS_TARGET}",
-                          count(sent), met=sent <= STATEMENTS_TARGET)
         if size == 10_000_000:
             section.check("10,000,000 rows: first run", f"<= {seconds(FIRST_RUN_10M_TARGET_S)}",
                           seconds(first[size].seconds), met=first[size].seconds <= FIRST_RUN_10M_TARGET_S)
@@ -170,8 +151,4 @@ def report(sizes: list[int], facts: dict[int, tuple[int, int]], first: dict[int,
                       f"< {megabytes(RSS_GROWTH_TARGET_MB)}", f"{growth:+,.0f} MB", met=growth < RSS_GROWTH_TARGET_MB)
     section.notes.append("Tables are bulk-loaded with COPY; the warehouse is the local PostgreSQL, which shares "
                          "the machine's cores with the client and the emulator.")
-    section.data = {"sizes": sizes, "facts": {s: {"distinct_queries": f[0], "invalid_rows": f[1]}
-                                              for s, f in facts.items()},
-                    "first": {s: r.as_dict() for s, r in first.items()},
-                    "second": {s: r.as_dict() for s, r in second.items()}}
     return section
