@@ -224,43 +224,50 @@ class TargetTable:
     def _fill_by_creating(self) -> None:
         """``CREATE TABLE ... AS`` the filled rows, then the primary key, in one transaction; if
         another run created the table first, an upsert like any existing table's."""
-        selects = [self._select(null_names=shape, joined=False, typed=True) for shape in self.map.row_shapes()]
-        try:
+        def create() -> None:
+            selects = [self._select(null_names=shape, joined=False, typed=True) for shape in self.map.row_shapes()]
             self.session.execute(f"CREATE TABLE {self.quoted} AS {' UNION ALL '.join(selects)}")
             self.session.execute(self.dialect.add_primary_key(self.quoted, self.names.key_column))
             for statement in self.dialect.analyze(self.quoted):
                 self.session.execute(statement)
-            self.session.commit()
-        except Exception as err:
-            self.session.rollback()
-            if not self.dialect.is_duplicate_key(err):
-                raise
-            self._fill_existing()
-            return
-        self.created, self.create_at_fill, self.joinable = True, False, True
-        self._log("Created target table %s", self.name)
+
+        if self._committed_or_upserted(create):
+            self.created, self.create_at_fill, self.joinable = True, False, True
+            self._log("Created target table %s", self.name)
 
     def _fill_new(self) -> None:
         """A plain insert into the table this run created; if another run wrote some of the same
         rows meanwhile, it fails whole and becomes an upsert. Prices are fixed up when other
         runs wrote rows of their own (they may hold the same queries)."""
         written = 0
-        try:
+
+        def insert() -> None:
+            nonlocal written
             for shape in self.map.row_shapes():
                 written += self.session.execute(f"INSERT INTO {self.quoted} ({', '.join(self.fields)}) "
                                                 f"{self._select(null_names=shape, joined=False)}")
             for statement in self.dialect.analyze(self.quoted):
                 self.session.execute(statement)
+
+        if not self._committed_or_upserted(insert):
+            return
+        rows = self.session.fetchall(f"SELECT COUNT(*) FROM {self.quoted}")[0][0]
+        if int(rows) > written:
+            self._fix_prices(leaving=False)
+
+    def _committed_or_upserted(self, write: Callable[[], None]) -> bool:
+        """Run ``write`` in one transaction and commit it (True); if another run wrote some of the
+        same rows first (a duplicate key), roll it back and fill by upsert instead (False)."""
+        try:
+            write()
             self.session.commit()
         except Exception as err:
             self.session.rollback()
             if not self.dialect.is_duplicate_key(err):
                 raise
             self._fill_existing()
-            return
-        rows = self.session.fetchall(f"SELECT COUNT(*) FROM {self.quoted}")[0][0]
-        if int(rows) > written:
-            self._fix_prices(leaving=False)
+            return False
+        return True
 
     def _fill_existing(self) -> None:
         """An upsert of the new and changed rows, then the fix-up of their queries' prices."""
