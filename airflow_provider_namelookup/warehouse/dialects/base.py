@@ -238,7 +238,13 @@ class WarehouseDialect:
     def stream(self, session: WarehouseSession, sql: str, params: Sequence[Any] | None,
                size: int) -> Iterator[list[tuple[Any, ...]]]:
         """Rows of a query ``size`` at a time (the driver's ``fetchmany``)."""
-        cursor = session.cursor()
+        yield from self.fetch_batches(session, session.cursor(), sql, params, size)
+
+    @staticmethod
+    def fetch_batches(session: WarehouseSession, cursor: Any, sql: str, params: Sequence[Any] | None,
+                      size: int) -> Iterator[list[tuple[Any, ...]]]:
+        """Run ``sql`` on ``cursor`` (counted as one statement) and yield its rows ``size`` at a
+        time; the cursor is closed at the end, or when the reader stops early."""
         try:
             session.count()
             cursor.execute(sql, params) if params else cursor.execute(sql)

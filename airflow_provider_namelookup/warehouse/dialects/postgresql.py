@@ -61,14 +61,8 @@ class PostgresDialect(OnConflictClaims):
             session.execute(self.create_temp_as(table, sql))
             sql = f"SELECT * FROM {table}"
         cursor = session.conn.cursor(name="namelookup_stream")
-        try:
-            cursor.itersize = size
-            session.count()
-            cursor.execute(sql, params) if params else cursor.execute(sql)
-            while batch := cursor.fetchmany(size):
-                yield [tuple(row) for row in batch]
-        finally:
-            cursor.close()
+        cursor.itersize = size
+        yield from self.fetch_batches(session, cursor, sql, params, size)
 
     def load_rows(self, session: WarehouseSession, table: str, columns: Sequence[str],
                   rows: Sequence[Sequence[Any]]) -> None:
