@@ -406,6 +406,19 @@ class WarehouseDialect:
                      lookup: str) -> list[Any]:
         return [*chosen, *reclaimable, owner, lease, lookup, owner, lease]
 
+    def stored_by(self, session: WarehouseSession, answers: str, hashes: Sequence[str], *, owner: str,
+                  stamp: float) -> set[str]:
+        """Which of ``hashes`` this store wrote (``answered_by`` and ``answered_at`` are its own):
+        read back, ``max_in_list`` at a time, when some claim was taken over meanwhile."""
+        kept: set[str] = set()
+        p = self.placeholder
+        for start in range(0, len(hashes), self.max_in_list):
+            part = hashes[start:start + self.max_in_list]
+            kept |= {r[0] for r in session.fetchall(
+                f"SELECT query_hash FROM {answers} WHERE answered_by = {p} AND answered_at = {p} "
+                f"AND query_hash IN ({self.marks(len(part))})", [owner, stamp, *part])}
+        return kept
+
     def store(self, session: WarehouseSession, answers: str, rows: Sequence[Sequence[Any]],
               result_columns: Sequence[Column], *, owner: str, stamp: float, credits: int,
               paid_for: str) -> set[str]:

@@ -141,14 +141,7 @@ class MySqlDialect(WarehouseDialect):
             [(*row, owner, stamp, credits, paid_for, owner, "answered") for row in rows])
         if written >= 2 * len(rows):  # 2 per row updated
             return {row[0] for row in rows}
-        hashes = [row[0] for row in rows]
-        kept: set[str] = set()
-        for start in range(0, len(hashes), self.max_in_list):
-            part = hashes[start:start + self.max_in_list]
-            kept |= {r[0] for r in session.fetchall(
-                f"SELECT query_hash FROM {answers} WHERE answered_by = %s AND answered_at = %s "
-                f"AND query_hash IN ({self.marks(len(part))})", [owner, stamp, *part])}
-        return kept
+        return self.stored_by(session, answers, [row[0] for row in rows], owner=owner, stamp=stamp)
 
     def lock_answers(self, answers: str, chosen: str) -> str | None:
         return f"SELECT query_hash FROM {answers} WHERE query_hash IN ({chosen}) ORDER BY query_hash FOR UPDATE"

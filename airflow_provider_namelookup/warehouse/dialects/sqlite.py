@@ -81,14 +81,7 @@ class SqliteDialect(OnConflictClaims):
             [(owner, stamp, credits, paid_for, *row[1:], row[0], owner) for row in rows])
         if written == len(rows):
             return {row[0] for row in rows}
-        hashes = [row[0] for row in rows]
-        kept: set[str] = set()
-        for start in range(0, len(hashes), self.max_in_list):
-            part = hashes[start:start + self.max_in_list]
-            kept |= {r[0] for r in session.fetchall(
-                f"SELECT query_hash FROM {answers} WHERE answered_by = ? AND answered_at = ? "
-                f"AND query_hash IN ({self.marks(len(part))})", [owner, stamp, *part])}
-        return kept
+        return self.stored_by(session, answers, [row[0] for row in rows], owner=owner, stamp=stamp)
 
     def upsert(self, table: str, columns: Sequence[str], key: str, select: str) -> str:
         sets = ", ".join(f"{c} = excluded.{c}" for c in columns if c != key)
