@@ -105,7 +105,9 @@ class WarehouseSession:
         with contextlib.suppress(Exception):
             self._conn.close()
         self._conn = None
-        self.scratch.clear()
+        # The run's table names and store numbers stay; a temporary table went with the connection.
+        if self.dialect.temporary_tables_are_private:
+            self.scratch.pop("incoming_made", None)
         conn_id = getattr(self.hook, getattr(self.hook, "conn_name_attr", ""), None)
         message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         self.lost = WarehouseConnectionLost(f"the connection to the warehouse{f' {conn_id!r}' if conn_id else ''} "
