@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import math
 import ssl
 import time
@@ -669,7 +670,7 @@ class NameLookupAsyncHook(_NameLookupBase):
         await self.aget_settings()
         given = prepare_queries(queries, secrets=self.secrets)
         batches = self._gender_batches(given)
-        starts = [sum(len(b) for b in batches[:i]) for i in range(len(batches))]
+        starts = list(itertools.accumulate(map(len, batches), initial=0))
         results: list[dict[str, Any]] = [{} for _ in given]
         async for index, _, answered in self._answered_batches(batches):
             results[starts[index]:starts[index] + len(answered)] = answered
