@@ -476,16 +476,16 @@ class WarehouseDialect:
         return f"UPDATE {table} AS {alias} SET {sets} FROM {source} c WHERE {condition}"
 
 
-class OnConflictClaims(WarehouseDialect):
-    """Claims as one ``INSERT ... SELECT ... ON CONFLICT (query_hash) DO UPDATE ... WHERE``
-    (SQLite, PostgreSQL, DuckDB), in place of the base's ``MERGE``.
+class OnConflictDialect(WarehouseDialect):
+    """Claims and upserts as ``INSERT ... SELECT ... ON CONFLICT (...) DO UPDATE`` (SQLite,
+    PostgreSQL, DuckDB), in place of the base's ``MERGE``.
 
     ``WHERE 1 = 1`` keeps SQLite from reading ``ON CONFLICT`` as the derived table's join
     constraint; the others ignore it.
 
     Example::
 
-        class SqliteDialect(OnConflictClaims): ...
+        class SqliteDialect(OnConflictDialect): ...
     """
 
     def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
@@ -498,3 +498,7 @@ class OnConflictClaims(WarehouseDialect):
     def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
                      lookup: str) -> list[Any]:
         return [lookup, owner, lease, *chosen, *reclaimable]
+
+    def upsert(self, table: str, columns: Sequence[str], key: str, select: str) -> str:
+        sets = ", ".join(f"{c} = excluded.{c}" for c in columns if c != key)
+        return f"INSERT INTO {table} ({', '.join(columns)}) {select} ON CONFLICT ({key}) DO UPDATE SET {sets}"

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
-from airflow_provider_namelookup.warehouse.dialects.base import Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.base import WarehouseDialect
 from airflow_provider_namelookup.warehouse.schema import Column
 
 _CASTS = {"bool": "BOOL", "int": "INT64", "float": "FLOAT64", "decimal": "BIGNUMERIC", "datetime": "TIMESTAMP",
@@ -86,12 +86,6 @@ class BigQueryDialect(WarehouseDialect):
 
     def create_temp_as(self, table: str, select: str) -> str:
         return f"CREATE TABLE {table} {_EXPIRY} AS {select}"
-
-    def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
-        columns = [f"{names.key} AS {names.key_column}", *(f"{self.cast_null(c)} AS {c.name}" for c in typed),
-                   *(f"{expression} AS {column}" for expression, column in names.raw_columns())]
-        return [f"CREATE TABLE {table} AS SELECT {', '.join(columns)} FROM {names.relation} s WHERE FALSE",
-                self.add_primary_key(table, names.key_column)]
 
     def load_rows(self, session: Any, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         self.load_json(session, table, columns, rows)

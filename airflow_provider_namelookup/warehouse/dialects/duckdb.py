@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from airflow_provider_namelookup.warehouse.dialects.base import OnConflictClaims
+from airflow_provider_namelookup.warehouse.dialects.base import OnConflictDialect
 from airflow_provider_namelookup.warehouse.schema import Column
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ class _Cursor:
         """Nothing to release: the statement's result goes with the next one."""
 
 
-class DuckDBDialect(OnConflictClaims):
+class DuckDBDialect(OnConflictDialect):
     name = "duckdb"
     engines = ("duckdb",)
     provider = "apache-airflow-providers-duckdb"
@@ -184,6 +184,3 @@ class DuckDBDialect(OnConflictClaims):
         """A write of the rows (DuckDB has no ``FOR UPDATE``): two fix-ups of one query conflict."""
         return f"UPDATE {answers} SET credits = credits WHERE query_hash IN ({chosen}) RETURNING query_hash"
 
-    def upsert(self, table: str, columns: Sequence[str], key: str, select: str) -> str:
-        sets = ", ".join(f"{c} = excluded.{c}" for c in columns if c != key)
-        return f"INSERT INTO {table} ({', '.join(columns)}) {select} ON CONFLICT ({key}) DO UPDATE SET {sets}"

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from airflow_provider_namelookup.warehouse.dialects.base import OnConflictClaims
+from airflow_provider_namelookup.warehouse.dialects.base import OnConflictDialect
 from airflow_provider_namelookup.warehouse.schema import Column
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ _AGGREGATION_MEMORY = "SET LOCAL work_mem = '64MB'"
 """For the distinct pass's anti-join and GROUP BY: with the default 4 MB they spill to disk."""
 
 
-class PostgresDialect(OnConflictClaims):
+class PostgresDialect(OnConflictDialect):
     name = "postgresql"
     engines = ("postgresql", "postgres")
     provider = "apache-airflow-providers-postgres"
@@ -101,9 +101,6 @@ class PostgresDialect(OnConflictClaims):
     def drop_stage(self, table: str) -> list[str]:
         return [self.drop_table(table)]
 
-    def first_row(self, columns: str, relation: str) -> str:
-        return f"SELECT {columns} FROM {relation} s LIMIT 1"
-
     def index_temp(self, table: str, index: str, columns: Sequence[str]) -> list[str]:
         return [f"ANALYZE {table}"]  # the planner then hashes the small table
 
@@ -131,6 +128,3 @@ class PostgresDialect(OnConflictClaims):
         return (f"SELECT a.query_hash FROM {answers} a WHERE a.query_hash IN ({chosen}) "
                 f"ORDER BY a.query_hash FOR UPDATE OF a")
 
-    def upsert(self, table: str, columns: Sequence[str], key: str, select: str) -> str:
-        sets = ", ".join(f"{c} = excluded.{c}" for c in columns if c != key)
-        return f"INSERT INTO {table} ({', '.join(columns)}) {select} ON CONFLICT ({key}) DO UPDATE SET {sets}"

@@ -25,7 +25,7 @@ import math
 from collections.abc import Sequence
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import Any
 
 from airflow_provider_namelookup.warehouse.dialects.base import WarehouseDialect
 
@@ -39,10 +39,6 @@ class RedshiftDialect(WarehouseDialect):
     proof = "parsed only"
     credit_promise = ("serialisable transactions: of two runs' claims of one query the second fails with a "
                       "serializable isolation violation and is run again, finding the query held")
-    types: ClassVar[dict[str, str]] = {
-        "text": "VARCHAR({n})", "longtext": "VARCHAR(65535)", "float": "DOUBLE PRECISION", "int": "INTEGER",
-        "bigint": "BIGINT", "timestamp": "TIMESTAMP",
-    }
     enforces_keys = False
     store_every_seconds = 30.0
     store_batch = 50_000

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from airflow_provider_namelookup.warehouse.dialects.base import Names, OnConflictClaims
+from airflow_provider_namelookup.warehouse.dialects.base import Names, OnConflictDialect
 from airflow_provider_namelookup.warehouse.schema import Column
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 _BUSY_TIMEOUT_MS = 120_000
 
 
-class SqliteDialect(OnConflictClaims):
+class SqliteDialect(OnConflictDialect):
     name = "sqlite"
     engines = ("sqlite",)
     provider = "apache-airflow-providers-sqlite"
