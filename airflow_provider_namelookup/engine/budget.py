@@ -88,6 +88,10 @@ class CreditBudget:
         self.spent += allowed * cost
         return allowed
 
+    def exhausted(self, cost: int) -> bool:
+        """Not even one more query costing ``cost`` may be sent."""
+        return self.allowance is not None and self.allowance - self.spent < cost
+
     def refund(self, queries: int, *, cost: int) -> None:
         """Give back credits booked for queries that were never answered."""
         self.spent -= queries * cost

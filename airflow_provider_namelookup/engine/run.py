@@ -121,9 +121,7 @@ class LookupRun:
         self.answered_elsewhere: set[str] = set()
         self.paid_here: set[str] = set()
         self.deferred: set[str] = set()
-        self.lost_claims = 0
         self.invalid = InvalidValues(spec.secrets)
-        self.budget: CreditBudget | None = None
         self.remaining_credits: int | None = None
         self.claimed: set[str] = set()
         """Hashes this run claimed for itself and handed to the lookups."""
@@ -156,23 +154,18 @@ class LookupRun:
         """Read and plan every page, then sort out what is answered. With a ``feed`` (a run that
         looks up while it reads) each page is sorted out as it comes and its hashes to ask go
         to the claimer at once."""
-        held: list[Question] = []
-        held_new: list[str] = []
         try:
             async for values in self._pages(separately=feed is not None):
                 # the query object planned, the value is kept without it (a run holds every distinct value)
                 page = [Question(replace(v, raw=None), self._plan(v)) for v in values]
                 self.questions += page
                 new = self._take(page)
-                if feed is None:
-                    held += page
-                    held_new += new
-                else:
+                if feed is not None:
                     await self._sort_out(page, new, feed)
                 if not self.looking_up:
                     self.progress.tick(self.log)
-            if feed is None:
-                await self._sort_out(held, held_new, None)
+            if feed is None:  # every page read: sort out all of them at once
+                await self._sort_out(self.questions, list(self.queries), None)
             self.progress.lookups_while_reading = self.progress.lookups if feed is not None else 0
         finally:
             if feed is not None:
@@ -227,12 +220,8 @@ class LookupRun:
         if self.options.plan_only or self.lookup is not LookupKind.ORIGIN or not self.source.reads_while_writing:
             return None
         bound = await self.source.row_bound() * self.price
-        if self.options.max_credits is not None and bound > self.options.max_credits:
-            return None
-        trial = await self._decide(bound, mode="partial")
-        if trial.short:
-            return None
-        return await self._decide(bound)
+        trial = await self._decide(bound, mode="partial")  # a bound that does not fit means: read first
+        return None if trial.short else trial
 
     def _log_plan(self, *, bound: int | None = None) -> None:
         p = self.progress
@@ -296,7 +285,7 @@ class LookupRun:
                     continue
             if pending:
                 claim, wanted = pending.pop(0), None
-                if budget.allowance is not None and budget.spent >= budget.allowance:
+                if budget.exhausted(self.price):
                     self.deferred.update(claim.hashes)
                     continue
             else:
@@ -317,7 +306,6 @@ class LookupRun:
     def _stored(self, answers: Mapping[str, Any], kept: set[str]) -> None:
         self.paid_here |= kept
         if len(kept) < len(answers):
-            self.lost_claims += len(answers) - len(kept)
             self.log.warning("%d answers came after their claims had expired and been taken over by another run: "
                              "raise lease_seconds", len(answers) - len(kept))
 
@@ -377,7 +365,6 @@ class LookupRun:
                                  "for the next run", budget.allowance, budget.needed, budget.limited_by)
             feed.put_nowait(self.to_ask)
             feed.put_nowait(None)
-        self.budget = budget
         helpers = [asyncio.create_task(self._report())]
         if self.cache.lease_seconds:
             helpers.append(asyncio.create_task(self._renew_leases(self.cache.lease_seconds / 3)))

@@ -47,3 +47,10 @@ def test_the_remaining_credits_are_read_only_when_something_is_needed() -> None:
     assert calls == [1] and short.short and short.allowance == 5 and short.limited_by.endswith("remaining credits")
     with pytest.raises(NameLookupInsufficientCredits):
         asyncio.run(decide_budget(8, max_credits=None, mode="fail", remaining=remaining))
+
+
+def test_a_budget_is_exhausted_when_not_even_one_more_query_fits() -> None:
+    budget = CreditBudget(allowance=5, needed=10)
+    assert budget.grant(2, cost=2) == 2  # 4 of 5 spent: 1 credit left
+    assert budget.exhausted(2) and not budget.exhausted(1)  # too little for an origin (2), enough for a gender
+    assert not CreditBudget(allowance=None).exhausted(2)
