@@ -301,7 +301,10 @@ class _NameLookupBase(BaseHook):
 
     def _gender_batches(self, queries: Iterable[dict[str, Any] | str | Query]) -> list[Sequence[Query]]:
         """The queries, validated and each with its id (its own, else its hash), in batches."""
-        prepared = prepare_queries(queries, secrets=self.secrets)
+        return self._batched(prepare_queries(queries, secrets=self.secrets))
+
+    def _batched(self, prepared: Sequence[Query]) -> list[Sequence[Query]]:
+        """Queries already validated (:func:`prepare_queries`), each with its id, in batches."""
         return self.sizer.chunks([q.with_identity(LookupKind.GENDER.value) for q in prepared])
 
     # Call definitions shared by both hooks.
@@ -433,8 +436,8 @@ class NameLookupHook(_NameLookupBase):
         """
         given = prepare_queries(queries, secrets=self.secrets)
         results: list[dict[str, Any]] = []
-        for _, answered in self.iter_gender_batches(given):
-            results.extend(answered)
+        for batch in self._batched(given):
+            results.extend(self.run(self._batch_steps(batch)))
         return [_as_given(query, result) for query, result in zip(given, results, strict=True)]
 
     def country_of_origin(self, *, first_name: str | None = None, full_name: str | None = None,
@@ -669,7 +672,7 @@ class NameLookupAsyncHook(_NameLookupBase):
         ``input`` is the query as given."""
         await self.aget_settings()
         given = prepare_queries(queries, secrets=self.secrets)
-        batches = self._gender_batches(given)
+        batches = self._batched(given)
         starts = list(itertools.accumulate(map(len, batches), initial=0))
         results: list[dict[str, Any]] = [{} for _ in given]
         async for index, _, answered in self._answered_batches(batches):
