@@ -67,10 +67,20 @@ class NameLookupCreditsSensor(RecordsUsage, BaseSensorOperator):
         except (TypeError, ValueError):
             raise ValueError(f"min_credits must be an integer, got {self.min_credits!r}") from None
 
+    _poke_hook: tuple[Any, NameLookupHook] | None = None
+
+    def _hook_of_this_execution(self) -> NameLookupHook:
+        """One hook per execution (its HTTP client closed after each poke), counted once in the
+        usage record however many pokes a ``poke``-mode wait makes."""
+        usage = self.usage
+        if self._poke_hook is None or self._poke_hook[0] is not usage:
+            self._poke_hook = (usage, usage.watch(NameLookupHook(self.namelookup_conn_id)))
+        return self._poke_hook[1]
+
     def poke(self, context: Context) -> PokeReturnValue:
         required = self.required
         try:
-            with self.usage.watch(NameLookupHook(self.namelookup_conn_id)) as hook:
+            with self._hook_of_this_execution() as hook:
                 statistic = hook.get_statistic()
         except NameLookupAuthError:
             raise
