@@ -45,11 +45,6 @@ class WriteBack:
         self._timer: asyncio.Task[None] | None = None
         self._storing: asyncio.Task[None] | None = None
         self._due = asyncio.Event()
-        self.stores = 0
-
-    @property
-    def pending(self) -> int:
-        return len(self._pending)
 
     async def add(self, answers: Mapping[str, Any]) -> None:
         """Buffer answers; a store starts once the oldest has waited ``interval`` seconds.
@@ -86,7 +81,6 @@ class WriteBack:
         batch, self._pending, self._oldest = self._pending, {}, None
         if batch:
             kept = await self._store(batch)
-            self.stores += 1
             self._on_stored(batch, kept)
 
     async def drain(self) -> None:

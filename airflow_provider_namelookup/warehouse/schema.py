@@ -75,7 +75,6 @@ ANSWER_BOOKKEEPING = (
 times (s); ``paid_for`` is the target table whose run paid for the answer (its rows carry the price)."""
 ANSWER_RESULTS = tuple({c.name: c for c in (*_GENDER, *_ORIGIN)}.values())
 """Result columns of both lookups (a query's hash says which lookup it belongs to)."""
-STATE_CLAIMED = "claimed"
 STATE_ANSWERED = "answered"
 
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from airflow_provider_namelookup.warehouse.diagnosis import first_line
 from airflow_provider_namelookup.warehouse.dialects import WarehouseDialect, dialect_for
 
 T = TypeVar("T")
@@ -109,7 +110,7 @@ class WarehouseSession:
         if self.dialect.temporary_tables_are_private:
             self.scratch.pop("incoming_made", None)
         conn_id = getattr(self.hook, getattr(self.hook, "conn_name_attr", ""), None)
-        message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        message = first_line(err)
         self.lost = WarehouseConnectionLost(f"the connection to the warehouse{f' {conn_id!r}' if conn_id else ''} "
                                             f"was lost: {message}")
         return self.lost
