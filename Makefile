@@ -6,47 +6,61 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SCALE_STAMP := $(VENV)/.installed-scale
+# The emulator's own distribution (namelookup-emulator), beside the provider's.
+EMULATOR_DIR := namelookup-emulator
+EMULATOR_PYPROJECT := $(EMULATOR_DIR)/pyproject.toml
 
 .PHONY: install test test-compat lint unit demo bench emulator scale-test clean wheel-smoke browser screenshots
-# Cached outside the tree so that CI's fresh clones reuse it (rebuilt when pyproject.toml changes).
+# Cached outside the tree so that CI's fresh clones reuse them (rebuilt when a pyproject.toml changes).
 SMOKE_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/wheel-smoke-venv
+EMULATOR_SMOKE_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/emulator-smoke-venv
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml Makefile
+$(STAMP): pyproject.toml $(EMULATOR_PYPROJECT) Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# Both distributions editable in one resolve: the provider's [emulator] extra is met by this tree's emulator.
+	$(BIN)/python -m pip install --quiet -e ./$(EMULATOR_DIR) -e '.[dev]'
+	# A venv of an older checkout: replacing the provider that shipped the namelookup-emulator script deletes it.
+	test -x $(BIN)/namelookup-emulator || $(BIN)/python -m pip install --quiet --no-deps --force-reinstall -e ./$(EMULATOR_DIR)
 	# The editable install leaves <name>.egg-info in the tree, a second copy of the package's metadata
 	# whenever the tree is on sys.path (pytest, python -m): Airflow would load the plugin twice.
-	rm -rf airflow_provider_namelookup.egg-info
+	rm -rf airflow_provider_namelookup.egg-info $(EMULATOR_DIR)/namelookup_emulator.egg-info
 	# apache-airflow-providers-mysql requires mysqlclient, which needs MySQL C headers;
 	# the hook runs on mysql-connector-python instead (extra {"client": "mysql-connector-python"}).
 	$(BIN)/python -m pip install --quiet --no-deps 'apache-airflow-providers-mysql>=6'
 	touch $(STAMP)
 
 $(SCALE_STAMP): $(STAMP) pyproject.toml Makefile
-	$(BIN)/python -m pip install --quiet -e '.[dev,scale]'
-	rm -rf airflow_provider_namelookup.egg-info
+	$(BIN)/python -m pip install --quiet -e ./$(EMULATOR_DIR) -e '.[dev,scale]'
+	rm -rf airflow_provider_namelookup.egg-info $(EMULATOR_DIR)/namelookup_emulator.egg-info
 	touch $(SCALE_STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy airflow_provider_namelookup benchmarks scale_test compat
+	$(BIN)/mypy airflow_provider_namelookup $(EMULATOR_DIR)/namelookup_emulator benchmarks scale_test compat
 
 test: lint browser
 	$(BIN)/python -m pytest
 
 # Debian's Chromium and its driver, for the credits view's browser test (tests/plugins/test_credits_page.py,
-# through selenium). Installed with apt-get when missing (root, as on CI); Playwright's own browser
-# download does not work without internet.
+# through selenium). Installed with apt-get when missing (root, as on CI), and only they: no recommended
+# packages (which pulled udev, and with it upgrades of systemd and libudev), no upgrade of anything else
+# beyond what they depend on. Playwright's own browser download does not work without internet.
+BROWSER_PACKAGES := chromium chromium-driver
 browser:
 	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
-		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; fi
+		echo "make browser: installing $(BROWSER_PACKAGES) for the credits view's browser test, and only them" \
+		     "(apt-get update, then apt-get install -y --no-install-recommends $(BROWSER_PACKAGES))"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends $(BROWSER_PACKAGES); fi
 
-# The README's screenshots of the credits view (light and dark), taken by its browser test into docs/.
+# The README's screenshots of the credits view (light and dark) and of the accuracy report, taken by
+# their browser tests into docs/.
 screenshots: $(STAMP) browser
-	NAMELOOKUP_SCREENSHOTS=$(CURDIR)/docs $(BIN)/python -m pytest -q tests/plugins/test_credits_page.py
+	NAMELOOKUP_SCREENSHOTS=$(CURDIR)/docs $(BIN)/python -m pytest -q tests/plugins/test_credits_page.py \
+		tests/evaluation/test_report_page.py
 
 # The version matrix (README "Supported versions"): the smoke subset (pytest -m compat) on Airflow 3.1
 # and 3.2 with Python 3.11 and on Airflow 3.3 with Python 3.12 and 3.13, in venvs built from compat/*.txt
@@ -65,24 +79,38 @@ bench: $(STAMP)
 scale-test: $(SCALE_STAMP)
 	timeout --signal=TERM --kill-after=30 600 $(BIN)/python -m scale_test
 
+# The emulator on port 8765 with an account whose token stays the same across restarts, so the
+# Airflow connection it prints at start is pasted once (make emulator EMULATOR_TOKEN=... for another).
+EMULATOR_TOKEN ?= local-emulator-token
 emulator: $(STAMP)
-	$(BIN)/namelookup-emulator --host 127.0.0.1 --port 8765
+	NAMELOOKUP_EMULATOR_SEED_TOKEN='$(EMULATOR_TOKEN)' $(BIN)/namelookup-emulator --host 127.0.0.1 --port 8765 \
+		--seed-credits 100000
 
-# Build the sdist and wheel, check their metadata, install the built wheel (not this tree)
-# with its emulator extra into a separate venv, and run packaging/wheel_smoke.py from outside
-# the tree. The venv is kept between runs while pyproject.toml is unchanged (its
-# dependencies are the same); the provider itself is reinstalled from the new wheel each time.
+# Build the sdists and wheels of both distributions (the provider and namelookup-emulator), check their
+# metadata, install both built wheels (not this tree) into a separate venv, and the emulator's wheel
+# alone into a second one (no Airflow, no provider), and run packaging/wheel_smoke.py in each from
+# outside the tree. Each venv is kept between runs while the pyproject.toml files are unchanged (their
+# dependencies are the same); the wheels themselves are reinstalled each time.
 wheel-smoke: $(STAMP)
 	rm -rf dist
 	$(BIN)/python -m build --outdir dist .
+	$(BIN)/python -m build --outdir dist $(EMULATOR_DIR)
 	$(BIN)/python -m twine check --strict dist/*
-	test "$$(cat $(SMOKE_VENV)/.pyproject.sha 2>/dev/null)" = "$$(sha256sum pyproject.toml | cut -d' ' -f1)" \
+	test "$$(cat $(SMOKE_VENV)/.pyproject.sha 2>/dev/null)" = "$$(cat pyproject.toml $(EMULATOR_PYPROJECT) | sha256sum | cut -d' ' -f1)" \
 		|| { rm -rf $(SMOKE_VENV) && mkdir -p $(dir $(SMOKE_VENV)) && $(PYTHON) -m venv $(SMOKE_VENV) \
 		     && $(SMOKE_VENV)/bin/python -m pip install --quiet --upgrade pip; }
-	$(SMOKE_VENV)/bin/python -m pip uninstall --quiet --yes airflow-provider-namelookup
-	$(SMOKE_VENV)/bin/python -m pip install --quiet "$$(ls dist/*.whl)[emulator]"
-	sha256sum pyproject.toml | cut -d' ' -f1 > $(SMOKE_VENV)/.pyproject.sha
-	cd /tmp && $(SMOKE_VENV)/bin/python $(CURDIR)/packaging/wheel_smoke.py $(CURDIR)
+	$(SMOKE_VENV)/bin/python -m pip uninstall --quiet --yes airflow-provider-namelookup namelookup-emulator
+	$(SMOKE_VENV)/bin/python -m pip install --quiet "$$(ls dist/namelookup_emulator-*.whl)" \
+		"$$(ls dist/airflow_provider_namelookup-*.whl)[emulator]"
+	cat pyproject.toml $(EMULATOR_PYPROJECT) | sha256sum | cut -d' ' -f1 > $(SMOKE_VENV)/.pyproject.sha
+	cd /tmp && $(SMOKE_VENV)/bin/python $(CURDIR)/packaging/wheel_smoke.py provider $(CURDIR)
+	test "$$(cat $(EMULATOR_SMOKE_VENV)/.pyproject.sha 2>/dev/null)" = "$$(sha256sum $(EMULATOR_PYPROJECT) | cut -d' ' -f1)" \
+		|| { rm -rf $(EMULATOR_SMOKE_VENV) && mkdir -p $(dir $(EMULATOR_SMOKE_VENV)) \
+		     && $(PYTHON) -m venv $(EMULATOR_SMOKE_VENV) && $(EMULATOR_SMOKE_VENV)/bin/python -m pip install --quiet --upgrade pip; }
+	$(EMULATOR_SMOKE_VENV)/bin/python -m pip uninstall --quiet --yes namelookup-emulator
+	$(EMULATOR_SMOKE_VENV)/bin/python -m pip install --quiet "$$(ls dist/namelookup_emulator-*.whl)"
+	sha256sum $(EMULATOR_PYPROJECT) | cut -d' ' -f1 > $(EMULATOR_SMOKE_VENV)/.pyproject.sha
+	cd /tmp && $(EMULATOR_SMOKE_VENV)/bin/python $(CURDIR)/packaging/wheel_smoke.py emulator $(CURDIR)
 
 clean:
-	rm -rf $(VENV) dist build .airflow .demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) dist build $(EMULATOR_DIR)/build .airflow .demo .pytest_cache .mypy_cache .ruff_cache

@@ -1,7 +1,10 @@
 """The Name Lookup Service API v2 facts, stated once: paths, prices, limits, fields.
 
+The published numbers (prices, limits) are read from ``service_facts.json``
+(:mod:`~airflow_provider_namelookup.facts`), which the emulator ships too.
+
 The client (:mod:`~airflow_provider_namelookup.api`), the engine
-(:mod:`~airflow_provider_namelookup.engine`) and the emulator all import these, so a
+(:mod:`~airflow_provider_namelookup.engine`) and the hooks import these, so a
 change of the service's contract is one edit here. Facts come from the spec
 (``name-lookup-api-v2.md``) and, where it is silent, from the wire notes (endpoint
 aliases, the 100-query batch of the older line, the 2-credit country of origin).
@@ -25,6 +28,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
+from airflow_provider_namelookup.facts import NUMBERS
+
+DEFAULT_BASE_URL = "https://gender-api.com"
+"""The public service; a connection's host overrides it (the emulator, a proxy)."""
+
 API_PREFIX = "/v2"
 GENDER_PATH = "/v2/gender"
 ORIGIN_PATH = "/v2/country-of-origin"
@@ -40,6 +48,13 @@ HINT_FIELDS: tuple[str, ...] = ("country", "locale", "ip")
 """Localisation hints, in precedence order: ``country`` beats ``locale``'s region, which
 beats the country of ``ip``. Gender lookups take them; country of origin ignores them."""
 
+NAME_LENGTHS: Mapping[NameKind, tuple[int, int]] = {
+    kind: (low, high) for kind, (low, high) in NUMBERS["name_length"].items()}
+"""Name field → (fewest, most) characters the spec allows."""
+
+ID_STRING_MAX_LENGTH: int = NUMBERS["id_string_max_length"]
+"""Longest string ``id`` (an integer id has no published limit)."""
+
 ID_FIELD = "id"
 """The caller's identifier of a query, echoed back in the result's ``input``."""
 
@@ -54,13 +69,13 @@ GENDER_ALIAS_PATHS: Mapping[str, NameKind | None] = {
 }
 """Gender endpoint path → the name field it reads (None: the first present one)."""
 
-MAX_QUERIES_PER_REQUEST = 100
+MAX_QUERIES_PER_REQUEST: int = NUMBERS["queries_per_request"]
 """Queries in one bearer-token request (the wire notes' default batch; ``too-many-queries`` above)."""
 
-MAX_QUERIES_PER_KEY_REQUEST = 3
+MAX_QUERIES_PER_KEY_REQUEST: int = NUMBERS["lookups_per_key_request"]
 """Lookups in one request authenticated by the legacy ``key`` parameter."""
 
-FREE_REQUESTS_PER_MONTH = 100
+FREE_REQUESTS_PER_MONTH: int = NUMBERS["free_requests_per_month"]
 """Credits a sign-up account is granted each calendar month."""
 
 SIGNUP_ACCOUNT_LANGUAGES: tuple[str, ...] = ("en", "de", "es")
@@ -87,7 +102,7 @@ class LookupKind(StrEnum):
         return self is LookupKind.GENDER
 
 
-CREDITS_PER_QUERY: Mapping[LookupKind, int] = {LookupKind.GENDER: 1, LookupKind.ORIGIN: 2}
+CREDITS_PER_QUERY: Mapping[LookupKind, int] = {kind: NUMBERS["credits_per_query"][kind.value] for kind in LookupKind}
 """Price of one answered query (``details.credits_used``); an array is charged per query."""
 
 

@@ -130,6 +130,14 @@ class NameLookupConnectionError(NameLookupError):
         super().__init__("transport-error", detail)
 
 
+class NameLookupConnectionMisconfigured(NameLookupConnectionError):
+    """No answer can ever come with the connection as it is (https to a plain-HTTP port, a
+    certificate the client does not trust, a host name that does not exist): neither the
+    hooks nor Airflow retry it."""
+
+    retryable = False
+
+
 _AUTH = NameLookupAuthError
 _VALID = NameLookupValidationError
 

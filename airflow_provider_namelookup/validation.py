@@ -11,8 +11,8 @@ Rules, checked in this order (the first broken rule is reported):
 2. The name field: the first present (non-null) of ``first_name``, ``full_name``,
    ``email`` is used; none present is ``mandatory-parameter-missing``. Its value
    must be a string; it is NFC-normalised, trimmed and inner whitespace is
-   collapsed (tabs and newlines included); other control characters, NUL and lone
-   surrogates are refused; then
+   collapsed (tabs and newlines included; white space is Unicode's ``White_Space``, which
+   U+001C to U+001F are not); other control characters, NUL and lone surrogates are refused; then
    ``first_name`` must be 1-50 characters, ``full_name`` 1-100, ``email`` 3-100
    and a syntactically valid address (its local part a dot-atom of RFC 5322 ``atext``:
    no leading, trailing or doubled dot, no ``<``, ``,`` or quotes, so ``...@example.com``
@@ -48,23 +48,22 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_namelookup.contract import SIGNUP_ACCOUNT_LANGUAGES
+from airflow_provider_namelookup.contract import ID_STRING_MAX_LENGTH, NAME_LENGTHS, SIGNUP_ACCOUNT_LANGUAGES
 from airflow_provider_namelookup.countries import COUNTRIES
 from airflow_provider_namelookup.errors import NameLookupValidationError
 from airflow_provider_namelookup.models import NAME_KINDS, NameKind, Query
 
-NAME_LIMITS: dict[NameKind, tuple[int, int]] = {
-    "first_name": (1, 50),
-    "full_name": (1, 100),
-    "email": (3, 100),
-}
+NAME_LIMITS: Mapping[NameKind, tuple[int, int]] = NAME_LENGTHS
 NAME_STATUS: dict[NameKind, str] = {
     "first_name": "parameter-first-name-invalid",
     "full_name": "parameter-full-name-invalid",
     "email": "parameter-email-invalid",
 }
-ID_MAX_LENGTH = 50
+ID_MAX_LENGTH = ID_STRING_MAX_LENGTH
 ID_INTEGER_RANGE = (-(2**63), 2**63 - 1)
+SIGNUP_EMAIL_MAX_OCTETS = 254
+"""The longest address SMTP carries (RFC 5321 4.5.3.1.3: a path of 256 octets with its brackets).
+The spec's 3 to 100 characters are the lookups' limit, not sign-up's."""
 
 _ATEXT = "A-Za-z0-9!#$%&'*+/=?^_`{|}~-"
 _LDH_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -74,10 +73,13 @@ _NON_ASCII_LETTERS = ("L", "M", "N")
 """Unicode categories allowed beyond ASCII (letters, marks, digits): ``jörg@bücher.de``, ``李@例子.中国``."""
 _SIGNUP_LOCALE = re.compile(r"^[A-Za-z]{2}$")
 _LOCALE = re.compile(r"^([A-Za-z]{2})[_-]([A-Za-z]{2})$")
-_WHITESPACE = re.compile(r"\s+")
+_WHITESPACE = re.compile(r"[^\S\x1c-\x1f]+")
+"""Unicode's White_Space: Python's ``\\s`` less the information separators U+001C to U+001F,
+control characters that ``str.isspace()`` counts as space but Unicode does not."""
+_EDGES = re.compile(r"\A[^\S\x1c-\x1f]+|[^\S\x1c-\x1f]+\Z")
 _ASCII_LETTER = re.compile("[A-Za-z]")
-_FORBIDDEN = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\ud800-\udfff]")
-"""Control characters (Cc) that are not whitespace, and surrogates (Cs): one regex search
+_FORBIDDEN = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff]")
+"""Control characters (Cc) that are not white space, and surrogates (Cs): one regex search
 instead of a Python loop over the characters (the table engine validates every distinct value)."""
 
 
@@ -98,18 +100,23 @@ def _has_forbidden_characters(text: str) -> bool:
     return _FORBIDDEN.search(text) is not None
 
 
+def trim(value: str) -> str:
+    """``value`` without white space (Unicode's ``White_Space``) at either end."""
+    return _EDGES.sub("", value)
+
+
 def normalise_text(value: str) -> str:
     """NFC, trimmed, runs of whitespace collapsed to one space."""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", value)).strip()
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", value)).strip(" ")
 
 
 def is_valid_email(value: str) -> bool:
     """Syntax check: ``local@domain`` with a dot-atom local part of RFC 5322 ``atext`` (no
-    ``<``, ``,``, quotes or spaces; at most 64 characters) and a domain of two or more LDH
-    labels (letters, digits, inner hyphens; at most 63 characters each; no IP literal, no
-    all-digit top label). Letters, marks and digits beyond ASCII count as letters, so
-    internationalised addresses (RFC 6532) pass; their labels must fit 63 characters as
-    punycode (``xn--...``).
+    ``<``, ``,``, quotes or spaces; at most 64 octets in UTF-8, RFC 5321 4.5.3.1.1 and
+    RFC 6531) and a domain of two or more LDH labels (letters, digits, inner hyphens; at
+    most 63 characters each; no IP literal, no all-digit top label). Letters, marks and
+    digits beyond ASCII count as letters, so internationalised addresses (RFC 6532) pass;
+    their labels must fit 63 characters as punycode (``xn--...``).
 
     >>> is_valid_email("a.b@example.com"), is_valid_email("...@example.com"), is_valid_email("a..b@x.io")
     (True, False, False)
@@ -117,7 +124,7 @@ def is_valid_email(value: str) -> bool:
     (True, False, False)
     """
     local, at, domain = value.rpartition("@")
-    if not at or len(local) > 64:
+    if not at or len(local.encode("utf-8", "surrogatepass")) > 64:
         return False
     shape = value if value.isascii() else _ascii_shape(value)
     if not _EMAIL.match(shape) or domain.rsplit(".", 1)[-1].isdigit():
@@ -164,7 +171,7 @@ def _holds_letter(text: str) -> bool:
 
 
 def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
+    return value is None or (isinstance(value, str) and not trim(value))
 
 
 def validate_country(value: Any) -> str | None:
@@ -174,7 +181,7 @@ def validate_country(value: Any) -> str | None:
     """
     if _blank(value):
         return None
-    code = value.strip().upper() if isinstance(value, str) and value.isascii() else None
+    code = trim(value).upper() if isinstance(value, str) and value.isascii() else None
     if code not in COUNTRIES:
         raise _invalid("invalid-country-code", "country",
                        f"country must be a two-letter code from the country table, got {value!r:.60}")
@@ -185,7 +192,7 @@ def validate_locale(value: Any) -> str | None:
     """``xx_YY`` or ``xx-YY`` with a known region → ``xx_YY``; blank → None."""
     if _blank(value):
         return None
-    match = _LOCALE.match(value.strip()) if isinstance(value, str) else None
+    match = _LOCALE.match(trim(value)) if isinstance(value, str) else None
     if not match or match.group(2).upper() not in COUNTRIES:
         raise _invalid("invalid-locale", "locale",
                        f"locale must look like en_US or en-US with a known region, got {value!r:.60}")
@@ -193,12 +200,13 @@ def validate_locale(value: Any) -> str | None:
 
 
 def validate_ip(value: Any) -> str | None:
-    """A valid IPv4 or IPv6 address → its canonical text; blank → None."""
+    """A valid IPv4 or IPv6 address (without a zone index such as ``%eth0``) → its canonical text; blank → None."""
     if _blank(value):
         return None
     try:
-        if isinstance(value, str):
-            return str(ipaddress.ip_address(value.strip()))
+        # a zone index (fe80::1%eth0) names an interface of the sender, not an address
+        if isinstance(value, str) and "%" not in value:
+            return str(ipaddress.ip_address(trim(value)))
     except ValueError:
         pass
     raise _invalid("invalid-ip-address", "ip", f"ip must be an IPv4 or IPv6 address, got {value!r:.60}")
@@ -265,20 +273,22 @@ def validate_signup(email: Any, accept_terms: Any, newsletter: Any = None,
         {'email': 'me@example.com', 'accept_terms': True, 'newsletter': False, 'locale': 'fr'}
     """
     if not isinstance(email, str) or _has_forbidden_characters(email) \
-            or not 3 <= len(email.strip()) <= 100 or not is_valid_email(email.strip()):
-        raise _invalid("email-invalid", "email", "email must be a valid e-mail address of 3 to 100 characters")
+            or len(trim(email).encode("utf-8", "surrogatepass")) > SIGNUP_EMAIL_MAX_OCTETS \
+            or not is_valid_email(trim(email)):
+        raise _invalid("email-invalid", "email",
+                       f"email must be a valid e-mail address of at most {SIGNUP_EMAIL_MAX_OCTETS} octets")
     if accept_terms is not True:
         raise _invalid("terms-not-accepted", "accept_terms", "accept_terms must be true to sign up")
-    payload: dict[str, Any] = {"email": email.strip(), "accept_terms": True}
+    payload: dict[str, Any] = {"email": trim(email), "accept_terms": True}
     if newsletter is not None:
         if not isinstance(newsletter, bool):
             raise _invalid("generic-error", "newsletter",
                            f"newsletter must be true or false, got {newsletter!r:.40}")
         payload["newsletter"] = newsletter
     if not _blank(locale):
-        if not isinstance(locale, str) or not _SIGNUP_LOCALE.match(locale.strip()):
+        if not isinstance(locale, str) or not _SIGNUP_LOCALE.match(trim(locale)):
             raise _invalid("invalid-locale", "locale",
                            f"sign-up locale must be a two-letter language code such as "
                            f"{', '.join(SIGNUP_ACCOUNT_LANGUAGES)}, got {locale!r:.40}")
-        payload["locale"] = locale.strip().lower()
+        payload["locale"] = trim(locale).lower()
     return payload

@@ -7,8 +7,9 @@ Airflow gets the dependency set it was released with and not today's fastapi or 
 
 Venvs are cached outside the repository, one per target and lock file
 (``${XDG_CACHE_HOME:-~/.cache}/airflow-provider-namelookup/compat/<target>-<hash of the lock file>``);
-the provider itself is installed from the working tree on every run (editable,
-``--no-deps``), so the code under test is always current. A run holds a lock on the venv,
+the provider and the emulator (its own distribution, ``namelookup-emulator/``) are installed
+from the working tree on every run (editable, ``--no-deps``), so the code under test is always
+current. A run holds a lock on the venv,
 so two checkouts sharing the cache take turns instead of installing over each other;
 venvs unused for a week are deleted. A cold cache costs one ``pip install`` per target.
 
@@ -40,12 +41,14 @@ from typing import IO
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "compat"
+EMULATOR = ROOT / "namelookup-emulator"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "airflow-provider-namelookup" / "compat"
 
-# What a smoke venv holds besides Airflow: the provider's own requirements, the emulator,
+# What a smoke venv holds besides Airflow: the provider's own requirements, the emulator's
+# (namelookup-emulator/pyproject.toml: starlette, uvicorn, gender-guesser, httpx, pendulum),
 # and what the smoke tests import. Only `lock` resolves these; `run` installs the lock file.
 SMOKE_REQUIREMENTS = [
-    "apache-airflow-providers-common-sql", "apache-airflow-providers-common-compat", "httpx", "pendulum",
+    "apache-airflow-providers-common-sql", "apache-airflow-providers-common-compat", "httpx", "pendulum", "sqlglot",
     "starlette", "uvicorn", "gender-guesser",
     "apache-airflow-providers-sqlite", "pytest", "pytest-asyncio", "hypothesis", "jsonschema", "statsd",
 ]
@@ -186,9 +189,10 @@ def run(target: Target, pytest_args: list[str]) -> tuple[bool, float, str]:
         fcntl.flock(guard, fcntl.LOCK_EX)
         try:
             venv = ensure_venv(target, out)
-            pip(venv, "install", "--no-deps", "-e", ROOT, out=out)
+            pip(venv, "install", "--no-deps", "-e", EMULATOR, "-e", ROOT, out=out)
             # A second copy of the metadata while pytest runs in the tree: Airflow would load the plugin twice.
             shutil.rmtree(ROOT / "airflow_provider_namelookup.egg-info", ignore_errors=True)
+            shutil.rmtree(EMULATOR / "namelookup_emulator.egg-info", ignore_errors=True)
             pip(venv, "check", out=out)  # a requirement the lock file lacks: run `lock` for this target again
             env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
             env.pop("VIRTUAL_ENV", None)

@@ -53,7 +53,7 @@ def test_email_rules() -> None:
     "an\u200bna@example.com", "anna\U0001F600@example.com", "anna@-example-.com", "anna@example-.com",
     "anna@-example.com", "anna@[127.0.0.1]", "anna@[IPv6:::1]", "anna@127.0.0.1", "anna@exa_mple.com",
     "anna@exa!mple.com", "anna@example.123", "anna@" + "a" * 64 + ".com", "anna@example..com",
-    "anna@example.com.", "anna@.example.com", "anna@bü\u200bcher.de",
+    "anna@example.com.", "anna@.example.com", "anna@bü\u200bcher.de", "ä" * 33 + "@example.com",
 ])
 def test_email_addresses_need_a_dot_atom_local_part_and_ldh_host_labels(address: str) -> None:
     assert not is_valid_email(address)
@@ -65,7 +65,8 @@ def test_email_addresses_need_a_dot_atom_local_part_and_ldh_host_labels(address:
 @pytest.mark.parametrize("address", [
     "jörg@bücher.de", "JÖRG@BÜCHER.DE", "o'brien@example.com", "anna+news@mail.example.co.uk",
     "a.b-c_d@sub-domain.example.com", "x{y}|z~@example.com", "anna@" + "a" * 63 + ".com", "anna@xn--bcher-kva.de",
-    "δοκιμή@παράδειγμα.δοκιμή", "user@example.com1", "李@例子.中国",
+    "δοκιμή@παράδειγμα.δοκιμή", "user@example.com1", "李@例子.中国", "a" * 64 + "@example.com",
+    "ä" * 32 + "@example.com",
 ])
 def test_valid_addresses_keep_working_internationalised_too(address: str) -> None:
     assert is_valid_email(address)
@@ -80,7 +81,7 @@ def test_names_are_normalised() -> None:
     assert validate_query({"first_name": "Anna\r\n"}).name == "Anna"
 
 
-@pytest.mark.parametrize("text", ["An\x00na", "An\x1bna", "\x07", "Ann\ud800a", "Anna\x7f"])
+@pytest.mark.parametrize("text", ["An\x00na", "An\x1bna", "\x07", "Ann\ud800a", "Anna\x7f", "\x1c\t\ta", "Anna\x1f"])
 def test_control_characters_and_lone_surrogates_are_refused(text: str) -> None:
     rejects({"first_name": text}, "parameter-first-name-invalid")
 
@@ -134,7 +135,7 @@ def test_locale_rules() -> None:
 def test_ip_rules() -> None:
     assert validate_ip("8.8.8.8") == "8.8.8.8"
     assert validate_ip("2001:DB8::1") == "2001:db8::1"
-    for bad in ("256.1.1.1", "1.2.3", "localhost", 1234, "::g"):
+    for bad in ("256.1.1.1", "1.2.3", "localhost", 1234, "::g", "fe80::1%eth0", "::%1"):
         with pytest.raises(NameLookupValidationError, match="invalid-ip-address"):
             validate_ip(bad)
 
@@ -239,11 +240,37 @@ def test_any_json_is_accepted_or_refused_with_an_identifier(raw: object) -> None
         q.to_payload()  # always JSON-ready
 
 
+UNICODE_WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000"
+                                + "".join(map(chr, range(0x2000, 0x200B))))
+"""The White_Space property of Unicode's PropList.txt: not Python's isspace(), which adds U+001C-U+001F."""
+
+
+def test_white_space_is_unicodes_white_space() -> None:
+    from airflow_provider_namelookup.validation import normalise_text, trim
+
+    spaces = "".join(sorted(UNICODE_WHITE_SPACE))
+    assert normalise_text(f"{spaces}Anna{spaces}Maria{spaces}") == "Anna Maria"
+    assert trim(f"{spaces}\x1cDE\x1f{spaces}") == "\x1cDE\x1f"
+    rejects({"first_name": "Anna", "country": "DE\x1c"}, "invalid-country-code", "country")
+    rejects({"first_name": "Anna", "locale": "\x1den_US"}, "invalid-locale", "locale")
+    assert validate_query({"first_name": "Anna", "country": " de\t"}).country == "DE"
+
+
 def test_forbidden_characters_are_exactly_the_non_space_controls_and_surrogates() -> None:
     import unicodedata
 
     from airflow_provider_namelookup.validation import _has_forbidden_characters
 
     for ch in map(chr, range(0x110000)):
-        expected = unicodedata.category(ch) in ("Cc", "Cs") and not ch.isspace()
+        expected = unicodedata.category(ch) in ("Cc", "Cs") and ch not in UNICODE_WHITE_SPACE
         assert _has_forbidden_characters(f"Ann{ch}a") is expected, hex(ord(ch))
+
+
+def test_sign_up_takes_any_valid_address_smtp_carries() -> None:
+    """The spec's 3 to 100 characters limit lookups; sign-up needs a valid address (RFC 5321: 254 octets)."""
+    long_address = "a" * 64 + "@" + "b" * 63 + "." + "c" * 63 + "." + "d" * 58 + ".de"
+    assert len(long_address) == 254
+    assert validate_signup(long_address, True)["email"] == long_address
+    with pytest.raises(NameLookupValidationError, match="email-invalid"):
+        validate_signup(long_address.replace("@", "@e"), True)
+    rejects({"email": long_address}, "parameter-email-invalid", "email")

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from airflow_provider_namelookup.emulator import EmulatorServer
+from namelookup_emulator import EmulatorServer
 from tests.emulator.wire import bearer
 
 

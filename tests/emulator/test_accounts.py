@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from airflow_provider_namelookup.emulator import EmulatorServer
-from airflow_provider_namelookup.emulator.store import digest
+from namelookup_emulator import EmulatorServer
+from namelookup_emulator.store import digest
 from tests.emulator.wire import assert_problem, bearer
 
 

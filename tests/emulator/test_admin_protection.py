@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from airflow_provider_namelookup.emulator import EmulatorConfig, EmulatorServer
+from namelookup_emulator import EmulatorConfig, EmulatorServer
 from tests.emulator.wire import assert_problem
 
 

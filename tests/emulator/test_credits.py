@@ -10,7 +10,7 @@ import httpx
 import pendulum
 import pytest
 
-from airflow_provider_namelookup.emulator import EmulatorServer
+from namelookup_emulator import EmulatorServer
 from tests.emulator.wire import assert_problem, bearer, remaining
 
 Factory = Callable[[str | None], httpx.Client]

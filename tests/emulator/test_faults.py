@@ -8,7 +8,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from airflow_provider_namelookup.emulator import EmulatorServer, FaultConfig
+from namelookup_emulator import EmulatorServer, FaultConfig
 from tests.emulator.wire import assert_problem, bearer
 
 Factory = Callable[[str | None], httpx.Client]

@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from airflow_provider_namelookup.emulator import EmulatorConfig, EmulatorServer
-from airflow_provider_namelookup.emulator.store import Store, digest
+from namelookup_emulator import EmulatorConfig, EmulatorServer
+from namelookup_emulator.store import Store, digest
 from tests.emulator.wire import assert_problem, bearer, remaining
 
 

@@ -8,8 +8,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from airflow_provider_namelookup.emulator import EmulatorServer, FaultConfig, FaultInjector
-from airflow_provider_namelookup.emulator.limits import TokenLimiter, token_of
+from namelookup_emulator import EmulatorServer, FaultConfig, FaultInjector
+from namelookup_emulator.limits import TokenLimiter, token_of
 from tests.emulator.wire import assert_problem, bearer
 
 

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
-from airflow_provider_namelookup.emulator import EmulatorConfig, EmulatorProcess, EmulatorServer
-from airflow_provider_namelookup.emulator.links import PUBLIC_URL_ENV
+from namelookup_emulator import EmulatorConfig, EmulatorProcess, EmulatorServer
+from namelookup_emulator.links import PUBLIC_URL_ENV
 from tests.emulator.wire import bearer
 
 FOREIGN = {"Host": "evil.example:666", "X-Forwarded-Host": "evil.example", "X-Forwarded-Proto": "https",
@@ -101,7 +101,7 @@ def test_the_cli_takes_the_public_url_from_its_flag_or_the_environment(
 
 
 def test_the_cli_refuses_a_bad_public_url(capsys: pytest.CaptureFixture[str]) -> None:
-    from airflow_provider_namelookup.emulator.cli import main
+    from namelookup_emulator.cli import main
 
     assert main(["--port", "0", "--public-url", "ftp://x"]) == 2
     assert "public URL" in capsys.readouterr().err

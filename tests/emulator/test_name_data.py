@@ -8,9 +8,9 @@ import httpx
 import pytest
 
 from airflow_provider_namelookup.countries import COUNTRIES, ETHNIC_GROUPS
-from airflow_provider_namelookup.emulator import COUNTRY_NETWORKS, country_for_ip, ip_for_country, load_names
-from airflow_provider_namelookup.emulator.names import DATA_COLUMNS, POPULATION_MILLIONS, NameData
-from airflow_provider_namelookup.emulator.origin import ETHNIC_SHARES, LANGUAGES
+from namelookup_emulator import COUNTRY_NETWORKS, country_for_ip, ip_for_country, load_names
+from namelookup_emulator.names import DATA_COLUMNS, POPULATION_MILLIONS, NameData
+from namelookup_emulator.origin import ETHNIC_SHARES, LANGUAGES
 
 
 def test_the_data_is_read_from_the_installed_package() -> None:

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from airflow_provider_namelookup.emulator import EmulatorServer, ip_for_country
 from airflow_provider_namelookup.errors import STATUS_HTTP
+from namelookup_emulator import EmulatorServer, ip_for_country
 from tests.emulator.wire import PROBLEM_TYPE, bearer
 
 ENDPOINTS = ["/v2/gender", "/v2/country-of-origin", "/v2/gender/by-full-name-multiple"]

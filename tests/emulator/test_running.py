@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shlex
 import shutil
 import socket
 import subprocess
@@ -13,8 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from airflow_provider_namelookup.emulator import EmulatorConfig, EmulatorProcess, EmulatorServer
-from airflow_provider_namelookup.emulator.server import LISTENING
+from airflow_provider_namelookup.hooks.namelookup import NameLookupHook
+from namelookup_emulator import EmulatorConfig, EmulatorProcess, EmulatorServer
+from namelookup_emulator.server import LISTENING
 from tests.emulator.wire import bearer
 
 CONSOLE_SCRIPT = Path(sys.executable).with_name("namelookup-emulator")
@@ -63,7 +66,7 @@ def test_the_cli_serves_on_a_free_port_and_logs_without_tokens(
             pytest.skip("the package is not installed (pip install -e .)")
         command = [str(CONSOLE_SCRIPT if CONSOLE_SCRIPT.exists() else shutil.which("namelookup-emulator"))]
     else:
-        command = [sys.executable, "-m", "airflow_provider_namelookup.emulator"]
+        command = [sys.executable, "-m", "namelookup_emulator"]
     token = "cli-seed-token-0123456789"
     log = tmp_path / "emulator.log"
     url = _start(child, [*command, "--host", "127.0.0.1", "--port", "0", "--seed-token", token,
@@ -83,7 +86,7 @@ def test_the_cli_serves_on_a_free_port_and_logs_without_tokens(
 
 def test_the_cli_keeps_accounts_in_a_database_file(child: list[subprocess.Popen[str]], tmp_path: Path) -> None:
     database = tmp_path / "emulator.db"
-    command = [sys.executable, "-m", "airflow_provider_namelookup.emulator", "--port", "0", "--db", str(database),
+    command = [sys.executable, "-m", "namelookup_emulator", "--port", "0", "--db", str(database),
                "--seed-token", "persistent-token", "--seed-credits", "5", "--log-level", "warning"]
     url = _start(child, command, tmp_path / "first.log")
     httpx.post(f"{url}/v2/gender", json=[{"first_name": "Anna"}] * 2, headers=bearer("persistent-token"))
@@ -95,7 +98,7 @@ def test_the_cli_keeps_accounts_in_a_database_file(child: list[subprocess.Popen[
 
 
 def test_the_cli_refuses_bad_fault_settings(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "airflow_provider_namelookup.emulator", "--port", "0",
+    result = subprocess.run([sys.executable, "-m", "namelookup_emulator", "--port", "0",
                              "--faults", '{"error_500": 2}'], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "invalid --faults" in result.stderr
 
@@ -142,7 +145,7 @@ def test_emulator_server_starts_and_stops_without_leaks() -> None:
 
 
 def test_refuses_to_listen_beyond_loopback_without_an_admin_token(capsys: pytest.CaptureFixture[str]) -> None:
-    from airflow_provider_namelookup.emulator.cli import main
+    from namelookup_emulator.cli import main
 
     assert main(["--host", "0.0.0.0", "--port", "0"]) == 2
     assert "refusing to listen on 0.0.0.0 without an admin token" in capsys.readouterr().err
@@ -168,3 +171,54 @@ def test_an_admin_token_is_required_on_every_admin_call() -> None:
                          ).status_code == 200
         statistic = httpx.get(f"{url}/v2/statistic", headers=bearer(token)).json()
         assert statistic["remaining_credits"] == 3
+
+
+def _welcome(process: subprocess.Popen[str]) -> tuple[str, str]:
+    """The token and the connection JSON the CLI prints after its URL, read as a user reads them."""
+    assert process.stdout is not None
+    token_line, heading, export = (process.stdout.readline() for _ in range(3))
+    assert token_line.startswith("API token: ") and heading.strip() == "Airflow connection for it:", token_line
+    name, _, value = shlex.split(export)[1].partition("=")
+    assert shlex.split(export)[0] == "export" and name == "AIRFLOW_CONN_NAMELOOKUP_DEFAULT", export
+    return token_line.split()[2], value
+
+
+@pytest.mark.parametrize("seed", ["none", "flag", "environment"])
+def test_the_cli_prints_a_token_and_the_connection_to_paste(
+        seed: str, child: list[subprocess.Popen[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25 item 8: a new user gets a working token and the Airflow connection at start; pasted into
+    the environment, the connection looks names up through the provider's hook."""
+    if not CONSOLE_SCRIPT.exists():
+        pytest.skip("the console script is not installed (make install)")
+    chosen = "my-own-emulator-token-42"
+    command = [str(CONSOLE_SCRIPT), "--port", "0", "--seed-credits", "50"]
+    monkeypatch.delenv("NAMELOOKUP_EMULATOR_SEED_TOKEN", raising=False)
+    if seed == "flag":
+        command += ["--seed-token", chosen]
+    elif seed == "environment":
+        monkeypatch.setenv("NAMELOOKUP_EMULATOR_SEED_TOKEN", chosen)
+    url = _start(child, command, tmp_path / "emulator.log")
+    token, connection = _welcome(child[0])
+    assert json.loads(connection) == {"conn_type": "namelookup", "host": url, "password": token}
+    if seed == "none":
+        assert len(token) >= 32 and token != chosen
+    else:
+        assert token == chosen
+    monkeypatch.setenv("AIRFLOW_CONN_NAMELOOKUP_DEFAULT", connection)
+    with NameLookupHook() as hook:
+        assert hook.gender(first_name="Theresa", country="DE")["gender"] == "female"
+        assert hook.get_statistic()["remaining_credits"] == 49
+
+
+def test_a_restarted_cli_prints_the_credits_its_seed_account_has_left(
+        child: list[subprocess.Popen[str]], tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "namelookup_emulator", "--port", "0", "--db",
+               str(tmp_path / "emulator.db"), "--seed-token", "kept-emulator-token-0001", "--seed-credits", "5"]
+    url = _start(child, command, tmp_path / "first.log")
+    _welcome(child[0])
+    httpx.post(f"{url}/v2/gender", json={"first_name": "Anna"}, headers=bearer("kept-emulator-token-0001"))
+    child[0].terminate()
+    child[0].wait(10)
+    _start(child, command, tmp_path / "second.log")
+    assert child[1].stdout is not None
+    assert child[1].stdout.readline().startswith("API token: kept-emulator-token-0001 (an account with 4 credits)")

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from airflow_provider_namelookup.countries import COUNTRIES, ETHNIC_GROUPS
-from airflow_provider_namelookup.emulator import EmulatorServer, ip_for_country
+from namelookup_emulator import EmulatorServer, ip_for_country
 from tests.emulator.wire import DURATION, assert_problem, remaining
 
 DETAIL_KEYS = {"credits_used", "samples", "country", "first_name_sanitized", "duration"}
@@ -379,14 +379,14 @@ def test_an_unexpected_failure_is_a_500_problem_and_charges_nothing(
 
     before = remaining(client)
     monkeypatch.setattr(emulator.state.names, "gender_of", broken)
-    with caplog.at_level(logging.INFO, logger="airflow_provider_namelookup.emulator"):
+    with caplog.at_level(logging.INFO, logger="namelookup_emulator"):
         body = assert_problem(client.post("/v2/gender", json=[{"first_name": "Anna"}] * 3), "generic-error",
                               http_status=500)
         deadline = time.monotonic() + 5  # the server thread logs just after answering
 
         def lines() -> list[str]:
             return [r.getMessage() for r in caplog.records
-                    if r.name == "airflow_provider_namelookup.emulator" and "/v2/gender" in r.getMessage()]
+                    if r.name == "namelookup_emulator" and "/v2/gender" in r.getMessage()]
 
         while not lines() and time.monotonic() < deadline:
             time.sleep(0.01)

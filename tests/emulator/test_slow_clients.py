@@ -18,9 +18,9 @@ import httpx
 import pytest
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from airflow_provider_namelookup.emulator import EmulatorConfig, EmulatorServer
-from airflow_provider_namelookup.emulator import server as emulator_server
-from airflow_provider_namelookup.emulator.read_timeouts import http_protocol
+from namelookup_emulator import EmulatorConfig, EmulatorServer
+from namelookup_emulator import server as emulator_server
+from namelookup_emulator.read_timeouts import http_protocol
 from tests.emulator.wire import bearer
 
 TIMEOUT = 1.0
@@ -183,7 +183,7 @@ def test_a_client_gone_mid_body_is_neither_logged_nor_counted_as_a_failure(
         server: EmulatorServer, caplog: pytest.LogCaptureFixture) -> None:
     token = server.create_account(credits=10)
     before = server.stats()
-    caplog.set_level(logging.INFO, logger="airflow_provider_namelookup.emulator")
+    caplog.set_level(logging.INFO, logger="namelookup_emulator")
     with _connect(server) as sock:
         sock.sendall(_head("/v2/gender", length=1000, token=token) + b'{"first_name": "An')
         time.sleep(0.2)
@@ -194,7 +194,7 @@ def test_a_client_gone_mid_body_is_neither_logged_nor_counted_as_a_failure(
     assert after["client_disconnects"] == before["client_disconnects"] + 1
     assert after["responses_by_status"] == before["responses_by_status"]
     assert server.state.remaining_credits(token) == 10
-    lines = [r for r in caplog.records if r.name == "airflow_provider_namelookup.emulator"]
+    lines = [r for r in caplog.records if r.name == "namelookup_emulator"]
     assert any("/v2/gender disconnected" in r.getMessage() for r in lines), [r.getMessage() for r in lines]
     assert not [r for r in lines if r.levelno >= logging.WARNING], [r.getMessage() for r in lines]
 

@@ -12,7 +12,7 @@ reference is :mod:`.app`'s docstring, also served at ``GET /emulator/docs``.
 
 Example::
 
-    from airflow_provider_namelookup.emulator import EmulatorServer
+    from namelookup_emulator import EmulatorServer
 
     with EmulatorServer() as server:
         token = server.create_account(credits=1000)
@@ -20,15 +20,15 @@ Example::
                    headers={"Authorization": f"Bearer {token}"}).json()[0]["gender"]  # 'male'
 
 From a shell: ``namelookup-emulator --port 0`` (or ``python -m
-airflow_provider_namelookup.emulator``) prints ``namelookup-emulator listening on URL``.
+namelookup_emulator``) prints ``namelookup-emulator listening on URL``.
 """
 
-from airflow_provider_namelookup.emulator.app import create_app
-from airflow_provider_namelookup.emulator.faults import FaultConfig, FaultInjector, Stats
-from airflow_provider_namelookup.emulator.geoip import COUNTRY_NETWORKS, country_for_ip, ip_for_country
-from airflow_provider_namelookup.emulator.names import NameData, load_names
-from airflow_provider_namelookup.emulator.server import EmulatorProcess, EmulatorServer
-from airflow_provider_namelookup.emulator.state import EmulatorConfig, EmulatorState
+from namelookup_emulator.app import create_app
+from namelookup_emulator.faults import FaultConfig, FaultInjector, Stats
+from namelookup_emulator.geoip import COUNTRY_NETWORKS, country_for_ip, ip_for_country
+from namelookup_emulator.names import NameData, load_names
+from namelookup_emulator.server import EmulatorProcess, EmulatorServer
+from namelookup_emulator.state import EmulatorConfig, EmulatorState
 
 __all__ = [
     "COUNTRY_NETWORKS",

@@ -1,7 +1,7 @@
 """Country of origin, language of origin and ethnicity of a first name.
 
 All three come from one distribution: the estimated bearers of the name per country
-(:meth:`~airflow_provider_namelookup.emulator.names.NameEntry.bearers_by_country`, i.e.
+(:meth:`~namelookup_emulator.names.NameEntry.bearers_by_country`, i.e.
 the data's per-country frequencies weighted by population), normalised to 1.
 
 * ``country_of_origin``: the 25 leading countries, probability descending, each with
@@ -15,7 +15,7 @@ the data's per-country frequencies weighted by population), normalised to 1.
 
 Example::
 
-    >>> from airflow_provider_namelookup.emulator.names import load_names
+    >>> from namelookup_emulator.names import load_names
     >>> origin = origin_of(load_names().find("Giuseppe"))
     >>> origin.countries[0]["country"], origin.language, origin.ethnicity["id"]
     ('IT', 'Italian', 'ITALIAN')
@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from airflow_provider_namelookup.countries import COUNTRIES, ETHNIC_GROUPS
-from airflow_provider_namelookup.emulator.names import POPULATION_MILLIONS, NameEntry
+from namelookup_emulator.facts import COUNTRIES, COUNTRY_OF_ORIGIN_RECORDS, ETHNIC_GROUPS
+from namelookup_emulator.names import POPULATION_MILLIONS, NameEntry
 
-MAX_COUNTRIES = 25
-"""Records in ``country_of_origin``, as the spec says."""
+MAX_COUNTRIES = COUNTRY_OF_ORIGIN_RECORDS
+"""Records in ``country_of_origin``, as the spec says (25)."""
 
 LANGUAGES: Mapping[str, str] = MappingProxyType({
     "GB": "English", "IE": "English", "US": "English", "IT": "Italian", "MT": "Maltese",
@@ -127,7 +127,7 @@ def origin_of(entry: NameEntry | None) -> Origin:
     if total <= 0:
         return NO_ORIGIN
     ranked = sorted(people.items(), key=lambda item: (-item[1], item[0]))
-    countries = [COUNTRIES[code].as_origin_record(round(count / total, 4))
+    countries = [COUNTRIES[code].origin_record(round(count / total, 4))
                  for code, count in ranked[:MAX_COUNTRIES]]
     groups: dict[str, float] = {}
     for code, count in people.items():

@@ -34,11 +34,11 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-from airflow_provider_namelookup.emulator.links import base_url
-from airflow_provider_namelookup.emulator.problems import problem, problem_body
-from airflow_provider_namelookup.emulator.state import EmulatorState
+from namelookup_emulator.links import base_url
+from namelookup_emulator.problems import problem, problem_body
+from namelookup_emulator.state import EmulatorState
 
-logger = logging.getLogger("airflow_provider_namelookup.emulator")
+logger = logging.getLogger("namelookup_emulator")
 
 
 class HeadDeadline:

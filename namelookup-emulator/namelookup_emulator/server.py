@@ -32,11 +32,11 @@ from typing import IO, Any, Self
 import httpx
 import uvicorn
 
-from airflow_provider_namelookup.emulator.admin_access import ADMIN_TOKEN_ENV, ADMIN_TOKEN_HEADER, check_binding
-from airflow_provider_namelookup.emulator.app import create_app
-from airflow_provider_namelookup.emulator.links import connectable_host, url_for
-from airflow_provider_namelookup.emulator.read_timeouts import http_protocol
-from airflow_provider_namelookup.emulator.state import EmulatorConfig, EmulatorState
+from namelookup_emulator.admin_access import ADMIN_TOKEN_ENV, ADMIN_TOKEN_HEADER, check_binding
+from namelookup_emulator.app import create_app
+from namelookup_emulator.links import connectable_host, url_for
+from namelookup_emulator.read_timeouts import http_protocol
+from namelookup_emulator.state import EmulatorConfig, EmulatorState
 
 LISTENING = re.compile(r"^namelookup-emulator listening on (?P<url>http://\S+)\s*$")
 """The line the CLI prints on stdout once it accepts connections."""
@@ -240,7 +240,7 @@ class EmulatorProcess(AdminClient):
 
     def command(self) -> list[str]:
         """The command line of the child."""
-        command = [sys.executable, "-m", "airflow_provider_namelookup.emulator", "--host", self._host,
+        command = [sys.executable, "-m", "namelookup_emulator", "--host", self._host,
                    "--port", str(self._port), "--log-level", self._log_level, *self._args]
         if self._seed_token is not None:
             command += ["--seed-credits", str(self._seed_credits)]

@@ -2,8 +2,8 @@
 and one log line per request.
 
 :class:`ServiceMiddleware` counts ``/v2/...`` requests and their answers, applies the
-injected faults (:mod:`~airflow_provider_namelookup.emulator.faults`) and the per-token
-limits (:mod:`~airflow_provider_namelookup.emulator.limits`) before the service sees a
+injected faults (:mod:`~namelookup_emulator.faults`) and the per-token
+limits (:mod:`~namelookup_emulator.limits`) before the service sees a
 request, and logs one line per request: method, path without query string, outcome
 (a status, ``dropped-before``/``dropped-after`` for an injected drop, ``disconnected`` for
 a client that left before its body arrived) and time; never a token.
@@ -23,18 +23,18 @@ from typing import Any
 from starlette.responses import HTMLResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from airflow_provider_namelookup.emulator.faults import (
+from namelookup_emulator.faults import (
     SERVICE_UNAVAILABLE_HTML,
     FaultKind,
     drop_connection,
     format_retry_after,
 )
-from airflow_provider_namelookup.emulator.limits import token_of
-from airflow_provider_namelookup.emulator.links import base_url
-from airflow_provider_namelookup.emulator.problems import problem
-from airflow_provider_namelookup.emulator.state import EmulatorState
+from namelookup_emulator.limits import token_of
+from namelookup_emulator.links import base_url
+from namelookup_emulator.problems import problem
+from namelookup_emulator.state import EmulatorState
 
-logger = logging.getLogger("airflow_provider_namelookup.emulator")
+logger = logging.getLogger("namelookup_emulator")
 
 
 class ServiceMiddleware:

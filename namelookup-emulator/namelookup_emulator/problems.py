@@ -15,7 +15,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
-from airflow_provider_namelookup.errors import STATUS_HTTP
+from namelookup_emulator.statuses import status_code
 
 PROBLEM_PATH = "/en/api-docs/v2/index/problem-details/"
 """Path under the service's base URL that a problem's ``type`` points to."""
@@ -53,7 +53,7 @@ def problem_body(status_id: str, detail: str, base_url: str, *, http_status: int
     :param http_status: the HTTP code; defaults to the spec's code for ``status_id``.
     :param extra: further members (``upgrade_url``).
     """
-    status = http_status if http_status is not None else STATUS_HTTP.get(status_id, 400)
+    status = http_status if http_status is not None else status_code(status_id)
     return {"status": status, "type": f"{base_url.rstrip('/')}{PROBLEM_PATH}{status_id}",
             "title": status_id, "detail": detail, **extra}
 

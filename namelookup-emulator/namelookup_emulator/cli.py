@@ -1,9 +1,16 @@
 """``namelookup-emulator``: serve the Name Lookup emulator with uvicorn.
 
-Once it accepts connections it prints one line on stdout, which a parent process can
-read to learn the port (``--port 0`` picks a free one)::
+Once it accepts connections it prints on stdout the URL (first, for a parent process that
+reads it to learn the port; ``--port 0`` picks a free one), then an API token to use and
+the Airflow connection to paste::
 
     namelookup-emulator listening on http://127.0.0.1:41237
+    API token: 3vQ...Xw (an account with 100 credits; --seed-token or $NAMELOOKUP_EMULATOR_SEED_TOKEN ...)
+    Airflow connection for it:
+    export AIRFLOW_CONN_NAMELOOKUP_DEFAULT='{"conn_type": "namelookup", "host": "http://127.0.0.1:41237", ...}'
+
+The token is ``--seed-token`` (or ``$NAMELOOKUP_EMULATOR_SEED_TOKEN``) when given, else a
+random one made at each start, in both cases an activated account with ``--seed-credits``.
 
 Its log (one line per request, never a token) goes to stderr. Beyond loopback
 (``--host 0.0.0.0``) it starts only with ``--admin-token`` (or
@@ -18,7 +25,7 @@ Example::
 
     namelookup-emulator --host 127.0.0.1 --port 8765 --db /tmp/emulator.db \\
         --seed-token dev-token --seed-credits 100000
-    python -m airflow_provider_namelookup.emulator --port 0 --faults '{"error_503": 0.1}'
+    python -m namelookup_emulator --port 0 --faults '{"error_503": 0.1}'
     namelookup-emulator --latency-ms 80-120 --token-max-in-flight 32   # a WAN service with a limit
     namelookup-emulator --host 0.0.0.0 --admin-token "$TOKEN" --public-url http://emulator:8765  # in a container
 """
@@ -29,20 +36,22 @@ import argparse
 import json
 import logging
 import os
+import secrets
+import shlex
 import sys
 from typing import Any
 
 import uvicorn
 
-from airflow_provider_namelookup.emulator.admin_access import ADMIN_TOKEN_ENV, check_binding
-from airflow_provider_namelookup.emulator.app import create_app
-from airflow_provider_namelookup.emulator.faults import FaultConfig
-from airflow_provider_namelookup.emulator.links import PUBLIC_URL_ENV, connectable_host, url_for
-from airflow_provider_namelookup.emulator.server import SEED_TOKEN_ENV, bind_socket, uvicorn_config
-from airflow_provider_namelookup.emulator.state import EmulatorConfig, EmulatorState
-from airflow_provider_namelookup.emulator.store import AccountExists
+from namelookup_emulator.admin_access import ADMIN_TOKEN_ENV, check_binding
+from namelookup_emulator.app import create_app
+from namelookup_emulator.faults import FaultConfig
+from namelookup_emulator.links import PUBLIC_URL_ENV, connectable_host, url_for
+from namelookup_emulator.server import SEED_TOKEN_ENV, bind_socket, uvicorn_config
+from namelookup_emulator.state import EmulatorConfig, EmulatorState
+from namelookup_emulator.store import AccountExists
 
-logger = logging.getLogger("airflow_provider_namelookup.emulator")
+logger = logging.getLogger("namelookup_emulator")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--db", default=":memory:", help="SQLite file for accounts and credits "
                         "(default: in memory, lost on exit)")
     parser.add_argument("--seed-token", default=os.environ.get(SEED_TOKEN_ENV),
-                        help=f"create an activated account with this API token (or set ${SEED_TOKEN_ENV})")
+                        help=f"create an activated account with this API token (or set ${SEED_TOKEN_ENV}); "
+                             "without it, an account with a random token is made; either is printed at start")
     parser.add_argument("--seed-credits", type=int, default=defaults.free_requests_per_month,
                         help="credits of the seeded account (default: %(default)s)")
     parser.add_argument("--free-requests", type=int, default=defaults.free_requests_per_month,
@@ -115,6 +125,23 @@ def fault_settings(args: argparse.Namespace) -> Any:
     return {**args.faults, **{k: v for k, v in flags.items() if v is not None}}
 
 
+def welcome(url: str, token: str, credits: int, *, chosen: bool) -> str:
+    """The lines that tell a user which token to use and how Airflow reaches the emulator.
+
+    >>> lines = welcome("http://127.0.0.1:8765", "local-emulator-token", 100, chosen=True).splitlines()
+    >>> lines[0]
+    'API token: local-emulator-token (an account with 100 credits)'
+    >>> name, _, value = shlex.split(lines[2])[1].partition("=")
+    >>> name, json.loads(value)  # doctest: +NORMALIZE_WHITESPACE
+    ('AIRFLOW_CONN_NAMELOOKUP_DEFAULT',
+     {'conn_type': 'namelookup', 'host': 'http://127.0.0.1:8765', 'password': 'local-emulator-token'})
+    """
+    how = "" if chosen else f"; --seed-token or ${SEED_TOKEN_ENV} sets your own"
+    connection = json.dumps({"conn_type": "namelookup", "host": url, "password": token})
+    return (f"API token: {token} (an account with {credits} credits{how})\n"
+            f"Airflow connection for it:\nexport AIRFLOW_CONN_NAMELOOKUP_DEFAULT={shlex.quote(connection)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the emulator until it is stopped; return the exit code."""
     args = build_parser().parse_args(argv)
@@ -137,11 +164,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     state = EmulatorState(config)
     state.faults.configure(faults)
-    if args.seed_token:
-        try:
-            state.create_account(token=args.seed_token, credits=args.seed_credits)
-        except AccountExists:
-            logger.info("the seed account exists already in %s; left unchanged", args.db)
+    token = args.seed_token or secrets.token_urlsafe(24)
+    try:
+        state.create_account(token=token, credits=args.seed_credits)
+    except AccountExists:
+        logger.info("the seed account exists already in %s; left unchanged", args.db)
     app = create_app(state=state)
     try:
         sock = bind_socket(args.host, args.port)
@@ -151,7 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     port = sock.getsockname()[1]
     if connectable_host(args.host) != args.host:
         logger.info("listening on every address of this machine (%s), port %s", args.host, port)
-    print(f"namelookup-emulator listening on {url_for(connectable_host(args.host), port)}", flush=True)
+    url = url_for(connectable_host(args.host), port)
+    print(f"namelookup-emulator listening on {url}", flush=True)
+    print(welcome(config.public_url or url, token, state.remaining_credits(token), chosen=bool(args.seed_token)),
+          flush=True)
     try:
         uvicorn.Server(uvicorn_config(app, args.log_level, config=config)).run(sockets=[sock])
     finally:

@@ -3,8 +3,8 @@ usage, outbox, faults, stats, sign-up limit, clock), each behind :func:`admin_on
 the public pages (activation link, health, docs, upgrade page, origin map).
 
 Who may call an admin endpoint is decided in
-:func:`~airflow_provider_namelookup.emulator.admin_access.admin_refusal` (Host, Origin,
-admin token, JSON); :mod:`~airflow_provider_namelookup.emulator.app` documents what each
+:func:`~namelookup_emulator.admin_access.admin_refusal` (Host, Origin,
+admin token, JSON); :mod:`~namelookup_emulator.app` documents what each
 one answers.
 
 Example::
@@ -25,14 +25,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from airflow_provider_namelookup.emulator.admin_access import admin_refusal
-from airflow_provider_namelookup.emulator.bodies import parse_body, read_body
-from airflow_provider_namelookup.emulator.endpoints import Handler, emulator_state, fail, guarded, links_base
-from airflow_provider_namelookup.emulator.faults import FaultConfig
-from airflow_provider_namelookup.emulator.origin import origin_of
-from airflow_provider_namelookup.emulator.problems import JSONAnswer, problem
-from airflow_provider_namelookup.emulator.state import EmulatorState
-from airflow_provider_namelookup.emulator.store import Account, AccountExists
+from namelookup_emulator.admin_access import admin_refusal
+from namelookup_emulator.bodies import parse_body, read_body
+from namelookup_emulator.endpoints import Handler, emulator_state, fail, guarded, links_base
+from namelookup_emulator.faults import FaultConfig
+from namelookup_emulator.origin import origin_of
+from namelookup_emulator.problems import JSONAnswer, problem
+from namelookup_emulator.state import EmulatorState
+from namelookup_emulator.store import Account, AccountExists
 
 
 def admin_only(handler: Handler) -> Handler:

@@ -1,4 +1,4 @@
-"""Result objects of the gender and country-of-origin lookups, built from the name data.
+"""The result objects of the gender and country-of-origin lookups, made from the name data.
 
 Which first name a query stands for:
 
@@ -26,7 +26,7 @@ a first name found in the data is written as the data spells it.
 
 Example::
 
-    >>> from airflow_provider_namelookup.emulator.names import load_names
+    >>> from namelookup_emulator.names import load_names
     >>> split_email("theresa.miller14@example.com", load_names())
     ('Theresa', 'Miller')
     >>> split_full_name("Miller, Theresa", load_names())
@@ -39,12 +39,12 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from airflow_provider_namelookup.contract import CREDITS_PER_QUERY, LookupKind
-from airflow_provider_namelookup.emulator.geoip import country_for_ip
-from airflow_provider_namelookup.emulator.names import NameData, NameEntry, sanitize
-from airflow_provider_namelookup.emulator.origin import origin_of
-from airflow_provider_namelookup.models import Query
-from airflow_provider_namelookup.validation import is_valid_email
+from namelookup_emulator.addresses import is_address
+from namelookup_emulator.facts import GENDER_CREDITS, ORIGIN_CREDITS
+from namelookup_emulator.geoip import country_for_ip
+from namelookup_emulator.names import NameData, NameEntry, sanitize
+from namelookup_emulator.origin import origin_of
+from namelookup_emulator.rules import LookupQuery
 
 TITLES = frozenset({
     "mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "dame", "herr", "frau", "fr", "hr",
@@ -75,7 +75,7 @@ def split_full_name(full_name: str, names: NameData) -> tuple[str | None, str | 
     :param full_name: a normalised full name (or an e-mail address).
     :param names: the name data, to recognise two-word first names.
     """
-    if "@" in full_name and is_valid_email(full_name):
+    if "@" in full_name and is_address(full_name):
         return split_email(full_name, names)
     if "," in full_name:
         before, _, after = full_name.partition(",")
@@ -121,12 +121,12 @@ def split_email(address: str, names: NameData) -> tuple[str | None, str | None]:
     return display(first), display(last)
 
 
-def _hint_country(query: Query) -> str | None:
+def _hint_country(query: LookupQuery) -> str | None:
     """Precedence: ``country``, then the region of ``locale``, then the country of ``ip``."""
     return query.hint_country or country_for_ip(query.ip)
 
 
-def _name_parts(query: Query, names: NameData) -> tuple[str | None, str | None]:
+def _name_parts(query: LookupQuery, names: NameData) -> tuple[str | None, str | None]:
     if query.kind == "first_name":
         return query.name, None
     if query.kind == "full_name":
@@ -134,7 +134,7 @@ def _name_parts(query: Query, names: NameData) -> tuple[str | None, str | None]:
     return split_email(query.name, names)
 
 
-def _person(query: Query, names: NameData) -> tuple[NameEntry | None, str | None, str | None]:
+def _person(query: LookupQuery, names: NameData) -> tuple[NameEntry | None, str | None, str | None]:
     first, last = _name_parts(query, names)
     entry = names.find(first) if first else None
     if entry is not None:
@@ -144,7 +144,7 @@ def _person(query: Query, names: NameData) -> tuple[NameEntry | None, str | None
     return entry, first, last
 
 
-def _details(query: Query, credits: int, samples: int, country: str | None,
+def _details(query: LookupQuery, credits: int, samples: int, country: str | None,
              first: str | None) -> dict[str, Any]:
     details: dict[str, Any] = {"credits_used": credits, "samples": samples, "country": country,
                                "first_name_sanitized": sanitize(first) if first else ""}
@@ -156,7 +156,7 @@ def _details(query: Query, credits: int, samples: int, country: str | None,
     return details
 
 
-def _gender_result(query: Query, raw: Any, names: NameData,
+def _gender_result(query: LookupQuery, raw: Any, names: NameData,
                    credits: int) -> tuple[dict[str, Any], NameEntry | None]:
     entry, first, last = _person(query, names)
     stats = names.gender_of(entry, _hint_country(query)) if entry is not None else None
@@ -175,8 +175,8 @@ def _gender_result(query: Query, raw: Any, names: NameData,
     return result, entry
 
 
-def gender_answer(query: Query, raw: Any, names: NameData, *,
-                  credits: int = CREDITS_PER_QUERY[LookupKind.GENDER]) -> dict[str, Any]:
+def gender_result(query: LookupQuery, raw: Any, names: NameData, *,
+                  credits: int = GENDER_CREDITS) -> dict[str, Any]:
     """The gender lookup result for one validated query.
 
     ``details.duration`` is a placeholder: the caller writes the request's real time.
@@ -189,8 +189,8 @@ def gender_answer(query: Query, raw: Any, names: NameData, *,
     return _gender_result(query, raw, names, credits)[0]
 
 
-def origin_answer(query: Query, raw: Any, names: NameData, *, base_url: str,
-                  credits: int = CREDITS_PER_QUERY[LookupKind.ORIGIN]) -> dict[str, Any]:
+def origin_result(query: LookupQuery, raw: Any, names: NameData, *, base_url: str,
+                  credits: int = ORIGIN_CREDITS) -> dict[str, Any]:
     """The country-of-origin result for one validated query (hints are not used).
 
     ``details.duration`` is a placeholder: the caller writes the request's real time.

@@ -39,7 +39,7 @@ from urllib.parse import parse_qs
 
 from starlette.types import Scope
 
-from airflow_provider_namelookup.emulator.faults import FaultInjector
+from namelookup_emulator.faults import FaultInjector
 
 
 def token_of(scope: Scope) -> str | None:

@@ -15,9 +15,9 @@ from typing import Any
 
 from starlette.requests import Request
 
-from airflow_provider_namelookup.emulator.admin_access import is_json
-from airflow_provider_namelookup.emulator.endpoints import fail
-from airflow_provider_namelookup.validation import OversizedInteger
+from namelookup_emulator.admin_access import is_json
+from namelookup_emulator.endpoints import fail
+from namelookup_emulator.rules import OversizedInteger
 
 _MAX_INTEGER_DIGITS = 40
 
@@ -48,14 +48,14 @@ def parse_body(body: bytes) -> Any:
 
     * ``NaN``/``Infinity`` and numbers beyond a 64-bit float (``1e400``) are refused.
     * An integer of more than 40 digits is kept as its digits
-      (:class:`~airflow_provider_namelookup.validation.OversizedInteger`), so an ``id`` of
+      (:class:`~.rules.OversizedInteger`), so an ``id`` of
       5,000 digits answers ``invalid-id`` rather than a parser error.
     * Arrays and objects nested deeper than the reader can follow are refused.
 
     >>> parse_body(b'[1e400]')
     Traceback (most recent call last):
     ...
-    NameLookupValidationError: invalid-json: The body is not valid JSON for this service: the number 1e400 ...
+    Refusal: invalid-json: The body is not valid JSON for this service: the number 1e400 ...
     """
     try:
         return json.loads(body, parse_constant=_refuse_constant, parse_float=_finite_float,

@@ -23,7 +23,7 @@ most 1. ``latency_ms`` is a fixed number or a ``[low, high]`` range drawn unifor
 ``seed`` makes the draws repeatable.
 
 Per-token limits are set here too, and answered with 429 and ``Retry-After`` after
-the latency and before the draws (:mod:`~airflow_provider_namelookup.emulator.limits`):
+the latency and before the draws (:mod:`~namelookup_emulator.limits`):
 ``token_max_in_flight`` (requests of one token being answered at once),
 ``token_max_rps`` (requests of one token per second) and ``token_retry_after`` (the
 ``Retry-After`` seconds of an in-flight refusal). Unlike the shares, they act only

@@ -49,7 +49,7 @@ import secrets
 import urllib.parse
 from collections.abc import Mapping
 
-from airflow_provider_namelookup.emulator.links import public_host
+from namelookup_emulator.links import public_host
 
 ADMIN_TOKEN_HEADER = "X-Emulator-Admin-Token"  # noqa: S105 (a header name)
 ADMIN_TOKEN_ENV = "NAMELOOKUP_EMULATOR_ADMIN_TOKEN"  # noqa: S105 (a variable name)

@@ -19,7 +19,7 @@ import random
 from collections.abc import Iterator
 from functools import cache
 
-from airflow_provider_namelookup.emulator.names import load_names
+from namelookup_emulator.names import load_names
 
 COUNTRY_MIX: dict[str, float] = {
     "US": 0.22, "DE": 0.14, "GB": 0.10, "FR": 0.08, "IT": 0.08, "ES": 0.07, "PL": 0.06, "TR": 0.05,

@@ -4,11 +4,11 @@ The admin endpoints under ``/emulator/...`` create accounts with any number of c
 On loopback they are open to local programs but closed to web pages (see "Emulator
 endpoints" below); the emulator refuses to listen on another address unless an admin
 token is given, and with a token every admin call must send it
-(:mod:`~airflow_provider_namelookup.emulator.admin_access`). The code is split by job:
-:mod:`~airflow_provider_namelookup.emulator.service` (``/v2/...``),
-:mod:`~airflow_provider_namelookup.emulator.admin` (``/emulator/...``),
-:mod:`~airflow_provider_namelookup.emulator.middleware` (stats, faults, log) and
-:mod:`~airflow_provider_namelookup.emulator.read_timeouts` (slow clients).
+(:mod:`~namelookup_emulator.admin_access`). The code is split by job:
+:mod:`~namelookup_emulator.service` (``/v2/...``),
+:mod:`~namelookup_emulator.admin` (``/emulator/...``),
+:mod:`~namelookup_emulator.middleware` (stats, faults, log) and
+:mod:`~namelookup_emulator.read_timeouts` (slow clients).
 
 Service endpoints (JSON bodies need ``Content-Type: application/json``)
 -----------------------------------------------------------------------
@@ -32,16 +32,16 @@ Service endpoints (JSON bodies need ``Content-Type: application/json``)
   order, each with its own ``input`` echo and ``details.credits_used``).
   ``/v2/gender`` picks the first present of ``first_name``, ``full_name``, ``email``.
 * Hints localise gender answers with the precedence ``country`` > region of ``locale``
-  > country of ``ip`` (:mod:`~airflow_provider_namelookup.emulator.geoip`);
+  > country of ``ip`` (:mod:`~namelookup_emulator.geoip`);
   ``details.country`` is the hint country when its data was used, else null.
   Country of origin ignores hints.
 * An empty array is ``mandatory-parameter-missing``; more than 100 queries is
   ``too-many-queries``; one invalid element fails the whole request with that
   element's identifier, its index named in ``detail`` (``query 3: ...``).
 
-Answers come from gender-guesser's name data (:mod:`~airflow_provider_namelookup.emulator.names`,
-:mod:`~airflow_provider_namelookup.emulator.origin`; full-name and e-mail splitting in
-:mod:`~airflow_provider_namelookup.emulator.answers`). A name that is not in the data
+Answers come from gender-guesser's name data (:mod:`~namelookup_emulator.names`,
+:mod:`~namelookup_emulator.origin`; full-name and e-mail splitting in
+:mod:`~namelookup_emulator.lookup_results`). A name that is not in the data
 answers ``result_found: false``, ``gender: "unknown"``, ``probability: 0`` and
 ``details.samples: 0``; a name the data gives exactly as often to both genders answers
 ``gender: "unknown"`` and ``result_found: false`` with ``probability: 0.5``.
@@ -49,33 +49,25 @@ answers ``result_found: false``, ``gender: "unknown"``, ``probability: 0`` and
 (every element of an array carries the request's time). ``first_name`` is written as the
 data spells it; other names are capitalised when sent all lower or all upper case.
 
-Input rules beyond the spec's lengths (decided here, applied by the client's validation
-alike, so a row the provider refuses costs nothing and one it sends is answered):
-
-* An e-mail address needs a dot-atom local part of RFC 5322 ``atext`` and a domain of two
-  or more LDH labels (letters, digits, inner hyphens, at most 63 characters; no IP
-  literal, no all-digit top label): ``...@example.com``, ``a..b@x.io``,
-  ``anna<script>@x.io``, ``anna,b@x.io``, ``anna@-example-.com``, ``anna@[127.0.0.1]`` are
-  ``parameter-email-invalid`` (``email-invalid`` at sign-up) and cost nothing. Letters,
-  marks and digits beyond ASCII count as letters: ``jörg@bücher.de`` is answered.
-* A ``country`` code folds case in ASCII only: ``"it"`` is IT, ``"ıt"`` and ``"ſe"`` are
-  ``invalid-country-code`` (``str.upper()`` would make them IT and SE).
-* A value from which no first name can be read is refused with its field's error, not
-  answered: a ``first_name`` or ``full_name`` without a letter (``","``, ``"12345"``) is
-  ``parameter-first-name-invalid`` / ``parameter-full-name-invalid``; an ``email`` whose
-  part before ``@`` holds no letter (``12345@example.com``) is ``parameter-email-invalid``.
-  Nothing is charged. Every answered result has ``first_name`` as a string (``""`` if a
-  split still finds none), never null.
-* ``id`` is an integer from -2^63 to 2^63-1 or a string of at most 50 characters; a
-  longer integer (even one of 5,000 digits) is ``invalid-id``.
-* ``invalid-json`` covers bodies that do not parse, are not UTF-8, hold ``NaN`` or
-  ``Infinity`` or a number beyond a 64-bit float (``1e400``), or nest arrays or objects
-  too deeply (100,000 levels); its ``detail`` says which, in words for a user.
+Input rules: the emulator's own reading of the spec and the wire notes, written apart from
+the provider's validation so that each checks the other
+(:mod:`~namelookup_emulator.rules`, e-mail syntax in
+:mod:`~namelookup_emulator.addresses`). Beyond the spec's lengths: names
+are NFC-normalised and white-space-collapsed first, control characters and lone surrogates
+are refused, a value without a letter is its field's ``parameter-*-invalid`` (no first
+name can be read from ``","`` or ``12345@example.com``), a ``country`` code folds case in
+ASCII only (``"ıt"`` is not IT), an address needs a dot-atom local part and LDH domain
+labels (``anna<script>@x.io``, ``anna@[127.0.0.1]`` are refused, ``jörg@bücher.de`` is
+answered), ``id`` is an integer from -2^63 to 2^63-1 or a string of at most 50 characters
+(a longer integer, even one of 5,000 digits, is ``invalid-id``). Nothing refused is
+charged. ``invalid-json`` covers bodies that do not parse, are not UTF-8, hold ``NaN`` or
+``Infinity`` or a number beyond a 64-bit float (``1e400``), or nest arrays or objects too
+deeply (100,000 levels); its ``detail`` says which, in words for a user.
 
 Checks run in this order, and the first failure answers: the route
 (``endpoint-not-found``, also for a wrong method or a trailing slash) → the body
 (``content-type-missing``, ``missing-json``, ``invalid-json``) → authentication → the
-query rules of :func:`~airflow_provider_namelookup.validation.validate_query`
+query rules of :func:`~namelookup_emulator.rules.read_query`
 (``too-many-queries-api-key``, ``too-many-queries``, then each query) → credits.
 
 Authentication: ``Authorization: Bearer <token>``; without the header, the legacy
@@ -95,8 +87,8 @@ emulator answers either 2xx at the documented price or an error that charged not
 The allowance is monthly (calendar month, UTC).
 
 Fault injection, when switched on, acts on every ``/v2/...`` request before all of this
-(:mod:`~airflow_provider_namelookup.emulator.faults`), and so do the per-token limits of
-requests in flight and per second (:mod:`~airflow_provider_namelookup.emulator.limits`):
+(:mod:`~namelookup_emulator.faults`), and so do the per-token limits of
+requests in flight and per second (:mod:`~namelookup_emulator.limits`):
 429 ``too-many-requests`` with ``Retry-After``, never charged.
 
 Errors are RFC 7807 problem details (``application/problem+json``)::
@@ -111,14 +103,14 @@ or ``EmulatorConfig(public_url=...)``) when one is set, else the address the con
 arrived at (the listening address; with ``--host 0.0.0.0`` the machine's address the
 client used). ``Host``, ``X-Forwarded-Host``, ``X-Forwarded-Proto`` and ``Forwarded`` are
 ignored, and so is ``X-Forwarded-For``: the sign-up limit counts the real peer address
-(:mod:`~airflow_provider_namelookup.emulator.links`).
+(:mod:`~namelookup_emulator.links`).
 
 with the spec's HTTP code for each identifier. ``generic-error`` is answered with 400
 for request problems the table has no identifier for (a body over 1 MiB, an unknown
 activation link) and with 500 when something fails unexpectedly inside the emulator:
 never a stack trace.
 
-Slow clients (:mod:`~airflow_provider_namelookup.emulator.read_timeouts`): a request head
+Slow clients (:mod:`~namelookup_emulator.read_timeouts`): a request head
 must arrive within 10 s (``--header-timeout``, ``EmulatorConfig(header_timeout=...)``),
 counted from the connection or from the first byte of the next request on a kept-alive
 one, and a body within 30 s of its head (``--body-timeout``), however slowly they trickle
@@ -173,7 +165,7 @@ when there is one.
 * ``POST /emulator/accounts/usage`` ``{api_token, month: "YYYY-MM", credits_used}``:
   overwrite the recorded usage of a month.
 * ``GET|PUT|DELETE /emulator/faults``: fault injection
-  (:mod:`~airflow_provider_namelookup.emulator.faults`); PUT replaces the whole
+  (:mod:`~namelookup_emulator.faults`); PUT replaces the whole
   configuration, DELETE switches faults off.
 * ``GET|DELETE /emulator/stats``: request, fault, query and credit counters, requests
   refused by a per-token limit (``requests_limited``), clients gone before their body
@@ -202,12 +194,12 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
-from airflow_provider_namelookup.emulator.admin import admin_routes
-from airflow_provider_namelookup.emulator.endpoints import not_found, unexpected_outside_routes
-from airflow_provider_namelookup.emulator.middleware import ServiceMiddleware
-from airflow_provider_namelookup.emulator.read_timeouts import BodyDeadline
-from airflow_provider_namelookup.emulator.service import service_routes
-from airflow_provider_namelookup.emulator.state import EmulatorConfig, EmulatorState
+from namelookup_emulator.admin import admin_routes
+from namelookup_emulator.endpoints import not_found, unexpected_outside_routes
+from namelookup_emulator.middleware import ServiceMiddleware
+from namelookup_emulator.read_timeouts import BodyDeadline
+from namelookup_emulator.service import service_routes
+from namelookup_emulator.state import EmulatorConfig, EmulatorState
 
 
 def create_app(config: EmulatorConfig | None = None, *, state: EmulatorState | None = None) -> Starlette:

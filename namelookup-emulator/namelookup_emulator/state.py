@@ -18,17 +18,17 @@ import math
 import secrets
 from dataclasses import dataclass, field
 
-from airflow_provider_namelookup.contract import (
+from namelookup_emulator.facts import (
     FREE_REQUESTS_PER_MONTH,
-    MAX_QUERIES_PER_KEY_REQUEST,
-    MAX_QUERIES_PER_REQUEST,
+    LOOKUPS_PER_KEY_REQUEST,
+    QUERIES_PER_REQUEST,
 )
-from airflow_provider_namelookup.emulator.faults import FaultInjector, Stats
-from airflow_provider_namelookup.emulator.limits import TokenLimiter
-from airflow_provider_namelookup.emulator.links import checked_public_url
-from airflow_provider_namelookup.emulator.names import NameData, load_names
-from airflow_provider_namelookup.emulator.signup import DISPOSABLE_DOMAINS, SignupLimiter
-from airflow_provider_namelookup.emulator.store import Account, Store
+from namelookup_emulator.faults import FaultInjector, Stats
+from namelookup_emulator.limits import TokenLimiter
+from namelookup_emulator.links import checked_public_url
+from namelookup_emulator.names import NameData, load_names
+from namelookup_emulator.signup import DISPOSABLE_DOMAINS, SignupLimiter
+from namelookup_emulator.store import Account, Store
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,8 @@ class EmulatorConfig:
 
     db_path: str = ":memory:"
     free_requests_per_month: int = FREE_REQUESTS_PER_MONTH
-    max_queries: int = MAX_QUERIES_PER_REQUEST
-    key_max_queries: int = MAX_QUERIES_PER_KEY_REQUEST
+    max_queries: int = QUERIES_PER_REQUEST
+    key_max_queries: int = LOOKUPS_PER_KEY_REQUEST
     signup_max_attempts: int = 20
     signup_window_seconds: float = 600.0
     disposable_domains: frozenset[str] = DISPOSABLE_DOMAINS
@@ -111,7 +111,7 @@ class EmulatorState:
         :param credits: credits left now.
         :param email: its address; a unique ``@emulator.invalid`` one when None.
         :param monthly_allowance: credits granted each new month; ``credits`` when None.
-        :raises ~airflow_provider_namelookup.emulator.store.AccountExists: token or address taken.
+        :raises ~namelookup_emulator.store.AccountExists: token or address taken.
         """
         token = token or secrets.token_urlsafe(32)
         email = email or f"account-{secrets.token_hex(6)}@emulator.invalid"

@@ -1,11 +1,11 @@
 """What every emulator endpoint shares: the emulator state of a request, the base of its
 links, and the guard that answers any failure as problem details.
 
-A handler raises :class:`~airflow_provider_namelookup.errors.NameLookupError` for an
-answer the spec names; :func:`guarded` turns it into problem details with the spec's HTTP
-code, anything unexpected into 500 ``generic-error`` (named in the log, never in the
-answer), and a client gone before its body arrived into no answer at all (the middleware
-counts it as a disconnect, not as a failure).
+A handler raises :class:`~.statuses.Refusal` for an answer the spec names;
+:func:`guarded` turns it into problem details with the spec's HTTP code, anything
+unexpected into 500 ``generic-error`` (named in the log, never in the answer), and a
+client gone before its body arrived into no answer at all (the middleware counts it as a
+disconnect, not as a failure).
 
 Example::
 
@@ -24,17 +24,12 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from airflow_provider_namelookup.emulator.links import base_url
-from airflow_provider_namelookup.emulator.problems import problem
-from airflow_provider_namelookup.emulator.state import EmulatorState
-from airflow_provider_namelookup.errors import (
-    NameLookupError,
-    NameLookupLimitExceeded,
-    NameLookupRateLimited,
-    make_error,
-)
+from namelookup_emulator.links import base_url
+from namelookup_emulator.problems import problem
+from namelookup_emulator.state import EmulatorState
+from namelookup_emulator.statuses import Refusal
 
-logger = logging.getLogger("airflow_provider_namelookup.emulator")
+logger = logging.getLogger("namelookup_emulator")
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -50,18 +45,18 @@ def links_base(request: Request) -> str:
     return base_url(request.scope, emulator_state(request).config.public_url)
 
 
-def fail(status_id: str, detail: str, field: str | None = None) -> NameLookupError:
+def fail(status_id: str, detail: str, field: str | None = None) -> Refusal:
     """The error to raise for a refusal the spec names (``raise fail("invalid-json", ...)``)."""
-    return make_error(status_id, detail, field=field)
+    return Refusal(status_id, detail, field=field)
 
 
-def problem_for(err: NameLookupError, request: Request) -> Response:
+def problem_for(err: Refusal, request: Request) -> Response:
     """Problem details for a service error, with ``upgrade_url`` and ``Retry-After`` where they belong."""
     extra: dict[str, Any] = {}
     headers: dict[str, str] = {}
-    if isinstance(err, NameLookupLimitExceeded):
+    if err.status_id == "limit-exceeded":
         extra["upgrade_url"] = f"{links_base(request)}/emulator/upgrade"
-    if isinstance(err, NameLookupRateLimited) and err.retry_after is not None:
+    if err.retry_after is not None:
         headers["Retry-After"] = str(max(1, math.ceil(err.retry_after)))
     return problem(err.status_id, err.detail, links_base(request), http_status=err.http_status,
                    headers=headers, **extra)
@@ -74,7 +69,7 @@ def guarded(handler: Handler) -> Handler:
     async def run(request: Request) -> Response:
         try:
             return await handler(request)
-        except NameLookupError as err:
+        except Refusal as err:
             return problem_for(err, request)
         except ClientDisconnect:
             return Response(status_code=400)  # the client is gone: nobody reads this

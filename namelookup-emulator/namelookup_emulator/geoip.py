@@ -26,7 +26,7 @@ import ipaddress
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from airflow_provider_namelookup.countries import COUNTRIES
+from namelookup_emulator.facts import COUNTRIES
 
 IPV4_BLOCK = ipaddress.IPv4Network("100.64.0.0/16")
 """The IPv4 block split into one /24 per country."""

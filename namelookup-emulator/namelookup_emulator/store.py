@@ -38,7 +38,7 @@ from typing import Any
 
 import pendulum
 
-from airflow_provider_namelookup.emulator.signup import fold_email
+from namelookup_emulator.signup import fold_email
 
 ACTIVE = "active"
 AWAITING_ACTIVATION = "awaiting_activation"

@@ -1,6 +1,6 @@
 """The service's own endpoints under ``/v2/...``: sign-up, the gender lookups and their
 aliases, country of origin and the statistic, with authentication, the query rules and
-credits. :mod:`~airflow_provider_namelookup.emulator.app` documents what they answer.
+credits. :mod:`~namelookup_emulator.app` documents what they answer.
 
 Example::
 
@@ -18,38 +18,34 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from airflow_provider_namelookup.contract import (
-    GENDER_ALIAS_PATHS,
-    HINT_FIELDS,
-    ID_FIELD,
-    ORIGIN_PATH,
-    SIGNUP_PATH,
-    STATISTIC_PATH,
-    LookupKind,
-)
-from airflow_provider_namelookup.emulator.answers import gender_answer, origin_answer
-from airflow_provider_namelookup.emulator.bodies import read_json
-from airflow_provider_namelookup.emulator.endpoints import Handler, emulator_state, fail, guarded, links_base
-from airflow_provider_namelookup.emulator.problems import JSONAnswer
-from airflow_provider_namelookup.emulator.signup import is_disposable
-from airflow_provider_namelookup.emulator.state import EmulatorState
-from airflow_provider_namelookup.emulator.store import AWAITING_ACTIVATION, Account, AccountExists
-from airflow_provider_namelookup.errors import (
-    NameLookupLimitExceeded,
-    NameLookupRateLimited,
-    NameLookupValidationError,
-)
-from airflow_provider_namelookup.models import NameKind, Query
-from airflow_provider_namelookup.validation import validate_query, validate_signup
+from namelookup_emulator.bodies import read_json
+from namelookup_emulator.endpoints import Handler, emulator_state, fail, guarded, links_base
+from namelookup_emulator.facts import GENDER_CREDITS, ORIGIN_CREDITS
+from namelookup_emulator.lookup_results import gender_result, origin_result
+from namelookup_emulator.problems import JSONAnswer
+from namelookup_emulator.rules import LookupQuery, read_query, read_signup
+from namelookup_emulator.signup import is_disposable
+from namelookup_emulator.state import EmulatorState
+from namelookup_emulator.statuses import Refusal
+from namelookup_emulator.store import AWAITING_ACTIVATION, Account, AccountExists
 
-GENDER_COST = LookupKind.GENDER.credits_per_query
-ORIGIN_COST = LookupKind.ORIGIN.credits_per_query
-HINT_AND_ID_FIELDS = (*HINT_FIELDS, ID_FIELD)
+SIGNUP_PATH = "/v2/sign-up"
+GENDER_PATH = "/v2/gender"
+ORIGIN_PATH = "/v2/country-of-origin"
+STATISTIC_PATH = "/v2/statistic"
+GENDER_ROUTES: Mapping[str, str | None] = {
+    GENDER_PATH: None,
+    f"{GENDER_PATH}/by-first-name": "first_name",
+    f"{GENDER_PATH}/by-first-name-multiple": "first_name",
+    f"{GENDER_PATH}/by-full-name": "full_name",
+    f"{GENDER_PATH}/by-full-name-multiple": "full_name",
+    f"{GENDER_PATH}/by-email-address": "email",
+    f"{GENDER_PATH}/by-email-address-multiple": "email",
+}
+"""Gender endpoint path (the spec's and the official clients' aliases of the wire notes) →
+the name field it reads (None: the first set one)."""
 LIMIT_EXCEEDED_DETAIL = ("Limit exceeded. Thank you for using our service. "
                          "Please consider to buy more credits.")
-
-GENDER_ROUTES = GENDER_ALIAS_PATHS
-"""Gender endpoint path → the name field it reads (None: the first present one)."""
 
 
 # authentication, validation, credits
@@ -80,18 +76,10 @@ def _authenticate(request: Request, state: EmulatorState) -> tuple[Account, bool
                "The header 'Authorization: Bearer <token>' is missing.", "Authorization")
 
 
-def _validate_one(raw: Any, fixed: NameKind | None, *, hints: bool) -> Query:
-    if fixed is None or not isinstance(raw, Mapping):
-        return validate_query(raw, hints=hints)
-    if raw.get(fixed) is None:
-        raise fail("mandatory-parameter-missing", f"{fixed} must be set for this endpoint.", fixed)
-    return validate_query({fixed: raw[fixed], **{f: raw.get(f) for f in HINT_AND_ID_FIELDS}}, hints=hints)
-
-
-def _validate_batch(body: Any, state: EmulatorState, by_key: bool,
-                    fixed: NameKind | None) -> tuple[list[Query], list[Any]]:
+def _read_batch(body: Any, state: EmulatorState, by_key: bool,
+                fixed: str | None) -> tuple[list[LookupQuery], list[Any]]:
     if not isinstance(body, list):
-        return [_validate_one(body, fixed, hints=True)], [body]
+        return [read_query(body, fixed=fixed)], [body]
     if not body:
         raise fail("mandatory-parameter-missing", "The array holds no queries.")
     if by_key and len(body) > state.config.key_max_queries:
@@ -103,19 +91,17 @@ def _validate_batch(body: Any, state: EmulatorState, by_key: bool,
     queries = []
     for index, raw in enumerate(body):
         try:
-            queries.append(_validate_one(raw, fixed, hints=True))
-        except NameLookupValidationError as err:
-            raise NameLookupValidationError(err.status_id, f"query {index}: {err.detail}",
-                                            field=err.field) from None
+            queries.append(read_query(raw, fixed=fixed))
+        except Refusal as err:
+            raise Refusal(err.status_id, f"query {index}: {err.detail}", field=err.field) from None
     return queries, body
 
 
 def _charge(request: Request, state: EmulatorState, account: Account, queries: int, credits: int) -> None:
     if not state.store.spend(account.id, credits):
         left = state.store.remaining(account.id)
-        raise NameLookupLimitExceeded(
-            "limit-exceeded", f"{LIMIT_EXCEEDED_DETAIL} This request needs {credits} credits; "
-            f"{left} are left. Nothing was charged.", http_status=401)
+        raise Refusal("limit-exceeded", f"{LIMIT_EXCEEDED_DETAIL} This request needs {credits} credits; "
+                      f"{left} are left. Nothing was charged.")
     request.state.credits_charged = credits
     state.stats.processed(queries, credits)
 
@@ -127,20 +113,20 @@ def _duration(started: float) -> str:
 # the endpoints
 
 
-def _gender_endpoint(fixed: NameKind | None) -> Handler:
+def _gender_endpoint(fixed: str | None) -> Handler:
     async def gender(request: Request) -> Response:
         started = time.perf_counter()
         state = emulator_state(request)
         body = await read_json(request, state.config.max_body_bytes)
         account, by_key = _authenticate(request, state)
-        queries, items = _validate_batch(body, state, by_key, fixed)
-        results = [gender_answer(query, raw, state.names, credits=GENDER_COST)
+        queries, items = _read_batch(body, state, by_key, fixed)
+        results = [gender_result(query, raw, state.names, credits=GENDER_CREDITS)
                    for query, raw in zip(queries, items, strict=True)]
         duration = _duration(started)
         for result in results:
             result["details"]["duration"] = duration
         answer = JSONAnswer(results if isinstance(body, list) else results[0])
-        _charge(request, state, account, len(queries), GENDER_COST * len(queries))
+        _charge(request, state, account, len(queries), GENDER_CREDITS * len(queries))
         return answer
 
     return gender
@@ -151,11 +137,11 @@ async def country_of_origin(request: Request) -> Response:
     state = emulator_state(request)
     body = await read_json(request, state.config.max_body_bytes)
     account, _ = _authenticate(request, state)
-    query = _validate_one(body, None, hints=False)
-    result = origin_answer(query, body, state.names, base_url=links_base(request), credits=ORIGIN_COST)
+    query = read_query(body, hints=False)
+    result = origin_result(query, body, state.names, base_url=links_base(request), credits=ORIGIN_CREDITS)
     result["details"]["duration"] = _duration(started)
     answer = JSONAnswer(result)
-    _charge(request, state, account, 1, ORIGIN_COST)
+    _charge(request, state, account, 1, ORIGIN_CREDITS)
     return answer
 
 
@@ -179,14 +165,13 @@ async def sign_up(request: Request) -> Response:
     address = request.client.host if request.client else "unknown"
     wait = state.signup_limiter.attempt(address)
     if wait is not None:
-        raise NameLookupRateLimited("signup-rate-limit", "Too many sign-up attempts from your network; "
-                                    "try again later.", retry_after=wait, http_status=429)
+        raise Refusal("signup-rate-limit", "Too many sign-up attempts from your network; try again later.",
+                      retry_after=wait)
     if not isinstance(body, Mapping):
         raise fail("email-invalid", "The sign-up body must be a JSON object with email and accept_terms.",
                    "email")
-    payload = validate_signup(body.get("email"), body.get("accept_terms"), body.get("newsletter"),
-                              body.get("locale"))
-    email = payload["email"]
+    signup = read_signup(body)
+    email = signup.email
     if is_disposable(email, state.config.disposable_domains):
         raise fail("signup-email-rejected", "This e-mail address is not accepted for sign-up "
                    "(disposable addresses are not).", "email")
@@ -198,7 +183,7 @@ async def sign_up(request: Request) -> Response:
         state.store.create_account(
             email=email, token=token, password=password, activation_code=code, active=False,
             monthly_allowance=state.config.free_requests_per_month,
-            newsletter=bool(payload.get("newsletter")), locale=payload.get("locale"))
+            newsletter=signup.newsletter, locale=signup.locale)
     except AccountExists:
         raise fail("email-already-registered", "An account with this e-mail address already exists.",
                    "email") from None
