@@ -13,6 +13,11 @@ refused anywhere in a name, id or hint; a shorter one (a toy token such as ``dev
 the whole value, so that it never refuses a real name such as Sukhdev. Names are checked as
 given and once normalised (``" dev "`` is ``dev``).
 
+What a log line or message may show of a value goes through :func:`shown_safely`: every
+secret, of any length, masked in the value (inside dicts, lists and nested values too) and in
+its ``repr``, and only then cut to length, so that no cut leaves a piece of a token that
+Airflow's secrets masker no longer recognises. :func:`mask_secrets` masks a text.
+
 Example::
 
     >>> token = "Zq8wJd3XkP0s9LmN2vB7yT4rHc6aE1uG"
@@ -22,11 +27,13 @@ Example::
     Traceback (most recent call last):
     ...
     NameLookupValidationError: invalid-country-code [country]: country holds the connection's API token; ...
+    >>> shown_safely({"email": f"{token}@example.com", "id": 6}, {token}, length=24)
+    "{'email': '***@example.c…"
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Set
 from functools import lru_cache
 from typing import Any
 
@@ -35,11 +42,17 @@ from airflow_provider_namelookup.errors import NameLookupValidationError
 from airflow_provider_namelookup.models import NAME_KINDS, Query
 from airflow_provider_namelookup.validation import NAME_STATUS, validate_query
 
-__all__ = ["SECRET_MIN_LENGTH", "holds_secret", "refuse_secret_in", "validate_query_without_secrets"]
+__all__ = ["MASK", "SECRET_MIN_LENGTH", "holds_secret", "mask_secrets", "refuse_secret_in", "shown_safely",
+           "validate_query_without_secrets"]
 
 SECRET_MIN_LENGTH = 16
 """A token at least this long is refused anywhere inside a value; a shorter one only as the
 whole value. Service tokens are 32 characters and more."""
+
+MASK = "***"
+"""What a secret is replaced with wherever a value is shown."""
+_NESTING_MASKED = 32
+"""Levels of nested values masked one by one; deeper ones are masked in their ``repr`` only."""
 
 FIELD_STATUS: dict[str, str] = {
     **{str(kind): status for kind, status in NAME_STATUS.items()},
@@ -116,3 +129,57 @@ def validate_query_without_secrets(raw: Any, *, hints: bool = True, secrets: Col
     if query.name is not raw[query.kind] and _holds(query.name, whole, inside):  # normalising changed it
         _refuse(query.kind)
     return query
+
+
+def _spellings(secret: str) -> list[str]:
+    """``secret`` as written and as a ``repr`` of it (text or bytes) writes it, longest first."""
+    forms = {secret, repr(secret)[1:-1], repr(secret.encode("utf-8", "backslashreplace"))[2:-1]}
+    return sorted(forms, key=len, reverse=True)
+
+
+def mask_secrets(text: str, secrets: Collection[str], *, min_length: int = 1) -> str:
+    r"""``text`` with every secret of at least ``min_length`` characters replaced by :data:`MASK`,
+    as written and as a ``repr`` would write it; longer secrets first, so that a secret
+    holding another is masked whole.
+
+    >>> mask_secrets("Bearer tok3n and b'tok\\n2'", {"tok3n", "tok\n2"})
+    "Bearer *** and b'***'"
+    """
+    for secret in sorted((s for s in secrets if s and len(s) >= min_length), key=len, reverse=True):
+        for form in _spellings(secret):
+            text = text.replace(form, MASK)
+    return text
+
+
+def _masked(value: Any, secrets: Collection[str], depth: int) -> Any:
+    """``value`` with every string inside it (keys too) masked, for its ``repr``."""
+    if isinstance(value, str):
+        return mask_secrets(value, secrets)
+    if depth >= _NESTING_MASKED:
+        return value
+    if isinstance(value, Mapping):
+        return {_masked(k, secrets, depth + 1): _masked(v, secrets, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        items = [_masked(item, secrets, depth + 1) for item in value]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, Set):
+        members = {_masked(item, secrets, depth + 1) for item in value}
+        return frozenset(members) if isinstance(value, frozenset) else members
+    return value
+
+
+def shown_safely(value: Any, secrets: Collection[str], *, length: int | None = None) -> str:
+    """``value`` as a log line or message may show it: its ``repr`` with every secret masked
+    (in the strings inside it, then in the ``repr`` itself, which an object may write its own
+    way), then cut to ``length`` characters with ``…``. A string is cut inside its quotes.
+
+    >>> shown_safely("Anna tok3n-secret", {"tok3n-secret"}), shown_safely([["x", "tok"]], {"tok"})
+    ("'Anna ***'", "[['x', '***']]")
+    >>> shown_safely("x" * 50, set(), length=8)
+    "'xxxxxxxx…'"
+    """
+    if isinstance(value, str):
+        text = mask_secrets(value, secrets)
+        return repr(text if length is None or len(text) <= length else text[:length] + "…")
+    text = mask_secrets(repr(_masked(value, secrets, 0)), secrets)
+    return text if length is None or len(text) <= length else text[:length] + "…"

@@ -32,6 +32,9 @@ from airflow_provider_namelookup.hooks.namelookup import NameLookupHook
 from airflow_provider_namelookup.hooks.settings import ClientSettings
 from airflow_provider_namelookup.usage.report import ConnectionState
 
+NO_SUCH_CONNECTION = "no such Name Lookup connection"
+"""The state of a conn_id that names no connection, or one of another type: the same words for
+both, so that a usage record naming a connection reveals nothing about it."""
 STATISTIC_TTL_SECONDS = 60.0
 VIEW_TIMEOUT_SECONDS = 5.0
 VIEW_RETRY = RetryPolicy(max_retries=1, backoff_base=0.2)
@@ -62,7 +65,7 @@ def describe(error: BaseException) -> str:
     if isinstance(error, (NameLookupError, ValueError)):
         return str(error)
     if type(error).__name__ == "AirflowNotFoundException":
-        return "no such connection"
+        return NO_SUCH_CONNECTION
     return type(error).__name__
 
 
@@ -74,8 +77,7 @@ def fetch_statistic(conn_id: str) -> ConnectionState:
     try:
         conn = Connection.get_connection_from_secrets(conn_id)
         if conn.conn_type != CONN_TYPE:
-            return ConnectionState(conn_id, error=f"not a {CONN_TYPE} connection (its type is {conn.conn_type})",
-                                   account=conn_id)
+            return ConnectionState(conn_id, error=NO_SUCH_CONNECTION, account=conn_id)
         settings = view_settings(conn)
         with NameLookupHook(conn_id, settings=settings) as hook:
             statistic = hook.get_statistic()

@@ -2,16 +2,23 @@
 
 Routes (all behind Airflow's own authentication: the ``Authorization: Bearer <JWT>`` header
 of scripts, or the ``_token`` cookie of a browser logged in to the Airflow UI; without one,
-401; with an invalid one, 403):
+401; with an invalid one, 403; and each behind the auth manager's permission on the view,
+``is_authorized_custom_view(method="GET", resource_name="Name Lookup credits")``: 403 without
+it; the simple auth manager gives it to every role):
 
 * ``GET /namelookup/``: the page (HTML; its script and styles come from ``static/``);
 * ``GET /namelookup/api/usage?days=N`` (1 ≤ N ≤ 366, default 30): the numbers, as JSON
   (:func:`airflow_provider_namelookup.usage.report.usage_report`), for scripts too;
 * ``GET /namelookup/static/<file>``: the page's script, styles, icon and Chart.js.
 
-Authorisation is Airflow's auth manager's: DAGs the user may read
-(``get_authorized_dag_ids``) and connections the user may read
-(``is_authorized_connection``). No route writes anything; no answer holds a token.
+What an answer holds is the auth manager's decision too: DAGs the user may read
+(``get_authorized_dag_ids``) and connections the user may read (``is_authorized_connection``):
+an account's figures (remaining credits, last month, burn rate, forecast, and the remaining
+credits a try read) only for those. It counts only the usage records a try of the provider's
+operators wrote (:mod:`airflow_provider_namelookup.usage.trust`), and lists the ``namelookup``
+connections of the connection table, and those such records name that are ``namelookup``
+connections (from the environment or a secrets backend). No route writes anything; no answer
+holds a token.
 
 Example::
 
@@ -21,17 +28,19 @@ Example::
 # No ``from __future__ import annotations`` here: FastAPI reads the routes' annotations at run
 # time, and GetUserDep is imported inside create_app (the module must stay cheap to import).
 import html
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from airflow_provider_namelookup.connection_form import CONN_TYPE
-from airflow_provider_namelookup.plugins.accounts import AccountStatistics
-from airflow_provider_namelookup.plugins.credits_view import ui_base_path
+from airflow_provider_namelookup.plugins.accounts import NO_SUCH_CONNECTION, AccountStatistics
+from airflow_provider_namelookup.plugins.credits_view import RESOURCE_NAME, ui_base_path
 from airflow_provider_namelookup.usage import store
 from airflow_provider_namelookup.usage.record import UsageRecord
 from airflow_provider_namelookup.usage.report import FORECAST_DAYS, usage_report
+from airflow_provider_namelookup.usage.trust import trusted
 
 STATIC = Path(__file__).with_name("static")
 STATIC_FILES = {
@@ -50,7 +59,7 @@ def task_instance_url(record: UsageRecord, base_path: str = "") -> str:
     >>> from datetime import datetime, timezone
     >>> t = datetime(2026, 11, 23, tzinfo=timezone.utc)
     >>> r = UsageRecord(dag_id="d", task_id="t", run_id="manual__2026-11-23T08:00:00+00:00", map_index=2,
-    ...                 try_number=3, conn_id="c", lookup="gender", state="success", credits_used=0,
+    ...                 try_number=3, ti_id="u", conn_id="c", lookup="gender", state="success", credits_used=0,
     ...                 requests=0, retries=0, cache_hits=None, lookups=None, remaining_credits=None, start=t, end=t)
     >>> task_instance_url(r, "/airflow")
     '/airflow/dags/d/runs/manual__2026-11-23T08%3A00%3A00%2B00%3A00/tasks/t/mapped/2?try_number=3'
@@ -70,7 +79,7 @@ def _namelookup_conn_ids(session: Any) -> list[str]:
                                 .order_by(Connection.conn_id)))
 
 
-def _readable_connections(conn_ids: list[str], user: Any, auth_manager: Any) -> list[str]:
+def _readable_connections(conn_ids: Iterable[str], user: Any, auth_manager: Any) -> list[str]:
     from airflow.api_fastapi.auth.managers.models.resource_details import ConnectionDetails
 
     return [c for c in conn_ids
@@ -86,13 +95,25 @@ def build_usage(user: Any, days: int, statistics: AccountStatistics, now: dateti
     auth_manager = get_auth_manager()
     readable_dags = auth_manager.get_authorized_dag_ids(user=user, method="GET")
     with create_session() as session:
-        records = list(store.read(session, since=now - timedelta(days=max(days, FORECAST_DAYS))))
-        conn_ids = _namelookup_conn_ids(session)
-    conn_ids = sorted(set(conn_ids) | {r.conn_id for r in records})
-    states = statistics.get_many(_readable_connections(conn_ids, user, auth_manager))
+        records = trusted(session, store.read(session, since=now - timedelta(days=max(days, FORECAST_DAYS))), now=now)
+        listed = _namelookup_conn_ids(session)
+    named = sorted({r.conn_id for r in records} - set(listed))  # kept only if they are namelookup connections
+    readable = set(_readable_connections([*listed, *named], user, auth_manager))
+    states = [state for state in statistics.get_many([c for c in [*listed, *named] if c in readable])
+              if state.conn_id in listed or state.error != NO_SUCH_CONNECTION]
     base_path = ui_base_path()
-    return usage_report(records, states, days=days, now=now, readable_dags=readable_dags,
+    return usage_report(records, sorted(states, key=lambda s: s.conn_id), days=days, now=now,
+                        readable_dags=readable_dags, readable_connections=readable,
                         link=lambda r: task_instance_url(r, base_path))
+
+
+def _may_open_the_view(user: Any) -> None:
+    """Refuse (403) a user the auth manager does not let open the view."""
+    from airflow.api_fastapi.app import get_auth_manager
+    from fastapi import HTTPException
+
+    if not get_auth_manager().is_authorized_custom_view(method="GET", resource_name=RESOURCE_NAME, user=user):
+        raise HTTPException(status_code=403, detail=f"you may not open the {RESOURCE_NAME} view")
 
 
 def create_app() -> Any:
@@ -107,6 +128,7 @@ def create_app() -> Any:
 
     @app.get("/", response_class=HTMLResponse)
     def page(request: Request, user: GetUserDep) -> HTMLResponse:
+        _may_open_the_view(user)
         base = html.escape(request.scope.get("root_path", "").rstrip("/") + "/", quote=True)
         page = (STATIC / "index.html").read_text(encoding="utf-8").replace("__BASE__", base)
         return HTMLResponse(page, headers=no_store)
@@ -114,10 +136,12 @@ def create_app() -> Any:
     @app.get("/api/usage")
     def usage(user: GetUserDep, days: int = Query(30, ge=1, le=MAX_DAYS, description="the period, in days")
               ) -> JSONResponse:
+        _may_open_the_view(user)
         return JSONResponse(build_usage(user, days, statistics), headers=no_store)
 
     @app.get("/static/{name}")
     def static(name: str, user: GetUserDep) -> FileResponse:
+        _may_open_the_view(user)
         if name not in STATIC_FILES:
             raise HTTPException(status_code=404, detail=f"no static file {name!r}")
         folder = STATIC / "vendor" if name == "chart.umd.min.js" else STATIC

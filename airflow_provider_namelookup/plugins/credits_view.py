@@ -25,6 +25,11 @@ from airflow_provider_namelookup.version_compat import AIRFLOW_V_3_3_PLUS
 
 URL_PREFIX = "/namelookup"
 VIEW_NAME = "Name Lookup credits"
+RESOURCE_NAME = "Name Lookup credits"
+"""The view's name for the auth manager (``is_authorized_custom_view``); kept when the label changes."""
+SIDEBAR_LABEL = "Credits"
+"""The view's label as a sidebar button of its own (3.3): the UI writes it in one line under the
+icon, in a 56-pixel box, and cuts longer ones ("Name Lo…"). A menu entry (3.1, 3.2) is ``VIEW_NAME``."""
 
 
 class LazyApp:
@@ -72,7 +77,7 @@ def ui_base_path() -> str:
 
 def _external_view() -> dict[str, Any]:
     view: dict[str, Any] = {
-        "name": VIEW_NAME,
+        "name": SIDEBAR_LABEL if AIRFLOW_V_3_3_PLUS else VIEW_NAME,
         "href": f"{ui_base_path()}{URL_PREFIX}/",
         "url_route": "namelookup-credits",
         "destination": "nav",

@@ -2,13 +2,17 @@
 
 One record is written per execution of ``execute``: a try of a lookup operator, a try of a
 sensor in ``poke`` mode, each poke of a sensor in ``reschedule`` mode, and each half of a
-deferred sensor (before and after the triggerer). It holds no name, no value and no token.
+deferred sensor (before and after the triggerer). It holds no name, no value and no token;
+``ti_id``, the task instance try's id, ties it to the try that wrote it (the credits view
+counts a record only when a try of one of the provider's operators has that id:
+:mod:`airflow_provider_namelookup.usage.trust`).
 
 Example::
 
     >>> from datetime import datetime, timezone
     >>> record = UsageRecord(dag_id="enrich", task_id="genders", run_id="manual__1", map_index=-1,
-    ...                      try_number=1, conn_id="namelookup_default", lookup="gender", state="success",
+    ...                      try_number=1, ti_id="0199a3c2-7c1e-7d55-9a57-6a3f1f0c2b11",
+    ...                      conn_id="namelookup_default", lookup="gender", state="success",
     ...                      credits_used=40, requests=1, retries=0, cache_hits=2, lookups=40,
     ...                      remaining_credits=960, start=datetime(2026, 11, 23, 8, 0, tzinfo=timezone.utc),
     ...                      end=datetime(2026, 11, 23, 8, 0, 3, tzinfo=timezone.utc))
@@ -25,7 +29,8 @@ from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2 added ``ti_id``; records of format 1 (unreleased builds) are not read."""
 
 STATES = ("success", "failed", "killed", "deferred", "up_for_reschedule", "skipped")
 """How an execution ended: ``killed`` is SIGTERM (``on_kill``); an ``execution_timeout`` is
@@ -63,6 +68,7 @@ class UsageRecord:
     :param run_id: the DAG run.
     :param map_index: the mapped index, -1 when not mapped.
     :param try_number: Airflow's try number (the same for every poke of a rescheduled try).
+    :param ti_id: the task instance try's id (Airflow gives each try its own UUID).
     :param conn_id: the ``namelookup`` connection (the account) it used.
     :param lookup: ``gender``, ``country_of_origin`` or ``statistic`` (the sensor).
     :param state: how the execution ended (see :data:`STATES`).
@@ -85,6 +91,7 @@ class UsageRecord:
     run_id: str
     map_index: int
     try_number: int
+    ti_id: str
     conn_id: str
     lookup: str
     state: str
@@ -100,7 +107,7 @@ class UsageRecord:
     status_id: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("dag_id", "task_id", "run_id", "conn_id"):
+        for name in ("dag_id", "task_id", "run_id", "ti_id", "conn_id"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise ValueError(f"{name} must be a non-empty string, got {getattr(self, name)!r}")
         if self.lookup not in LOOKUPS:

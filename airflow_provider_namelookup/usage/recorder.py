@@ -5,8 +5,9 @@ An operator opts in with two things: the :class:`RecordsUsage` mixin (it supplie
 decorator on ``execute`` (and ``execute_complete``). The run then hands over what it
 knows, in one line each where it has it:
 
-* ``self.usage.watch(hook)``: the hook's counters (``hook.stats``: requests, retries, credits)
-  and the remaining credits it read (``hook.meter``, a :class:`~airflow_provider_namelookup.metrics.CallMeter`);
+* ``self.usage.watch(hook)``: the hook's counters (``hook.counters``, a
+  :class:`~airflow_provider_namelookup.metrics.CallCounters`: requests, retries, credits, the
+  remaining credits it read);
 * ``self.usage.follow(progress)``: the run's counters (``cache_hits``, ``lookups``), read when the record is written;
 * a ``dict`` returned by ``execute`` is taken as the run's summary (the table operators' XCom).
 
@@ -115,7 +116,7 @@ class TryUsage:
     def _remaining(self) -> int | None:
         if self.statistic is not None and isinstance(self.statistic.get("remaining_credits"), int):
             return self.statistic["remaining_credits"]
-        known = [h.meter.remaining_now() for h in self.hooks if getattr(h, "meter", None) is not None]
+        known = [h.counters.remaining_now() for h in self.hooks if getattr(h, "counters", None) is not None]
         return next((r for r in reversed(known) if r is not None), None)
 
     def _run_counter(self, name: str) -> int | None:
@@ -128,7 +129,7 @@ class TryUsage:
     def build(self, state: str, error: BaseException | None = None) -> UsageRecord:
         """The record of this execution as it stands, ending in ``state``."""
         ti = self.ti
-        stats = [h.stats for h in self.hooks if getattr(h, "stats", None) is not None]
+        stats = [h.counters for h in self.hooks if getattr(h, "counters", None) is not None]
         cache_hits = self._run_counter("cache_hits")
         if cache_hits is None and state == "success" and self.progress is not None:
             cache_hits = int(self.progress.cache_hits)
@@ -136,6 +137,7 @@ class TryUsage:
         return UsageRecord(
             dag_id=ti.dag_id, task_id=ti.task_id, run_id=ti.run_id,
             map_index=-1 if map_index is None else int(map_index), try_number=int(ti.try_number or 1),
+            ti_id=str(ti.id),
             conn_id=self.conn_id, lookup=self.lookup, state=state,
             credits_used=sum(s.credits_used for s in stats), requests=sum(s.requests for s in stats),
             retries=sum(s.retries for s in stats), cache_hits=cache_hits, lookups=self._run_counter("lookups"),

@@ -13,7 +13,8 @@
 
 Who sees what: ``daily``, ``tasks`` and ``tries`` hold only DAGs the user may read. A connection's
 statistic and forecast are shown to users who may read that connection, and its burn rate counts
-every DAG that spent on it (the account's burn, which such a user may see anyway).
+every DAG that spent on it (the account's burn, which such a user may see anyway); a try's
+``remaining_credits`` (what the try read of its account) only to users who may read its connection.
 
 The burn rate is the credits spent in the last :data:`FORECAST_DAYS` days (fewer when the
 period asked for is shorter, or when the first record in it is younger; at least one day),
@@ -24,7 +25,7 @@ Example::
 
     >>> from datetime import datetime, timezone
     >>> now = datetime(2026, 11, 23, 12, tzinfo=timezone.utc)
-    >>> report = usage_report([], [], days=30, now=now, readable_dags=None)
+    >>> report = usage_report([], [], days=30, now=now, readable_dags=None, readable_connections=())
     >>> report["daily"], report["tasks"], report["forecast"]
     ([], [], {'burn_per_day': 0.0, 'days_left': None, 'remaining_credits': None, 'window_days': 0.0})
 """
@@ -108,7 +109,7 @@ def merge_tries(records: Iterable[UsageRecord]) -> list[UsageRecord]:
 
     >>> from datetime import datetime, timedelta, timezone
     >>> t = datetime(2026, 11, 23, tzinfo=timezone.utc)
-    >>> poke = dict(dag_id="d", task_id="wait", run_id="r", map_index=-1, try_number=1, conn_id="c",
+    >>> poke = dict(dag_id="d", task_id="wait", run_id="r", map_index=-1, try_number=1, ti_id="u", conn_id="c",
     ...             lookup="statistic", credits_used=0, requests=1, retries=0, cache_hits=None, lookups=None)
     >>> [merged] = merge_tries([
     ...     UsageRecord(**poke, state="up_for_reschedule", remaining_credits=3, start=t, end=t),
@@ -138,8 +139,18 @@ def _sum_known(values: Iterable[int | None]) -> int | None:
     return sum(known) if known else None
 
 
+def _shown_try(record: UsageRecord, link: Callable[[UsageRecord], str] | None,
+               readable_connections: Collection[str] | None) -> dict[str, Any]:
+    """A try as the user may see it: its account's figure only with read access to its connection;
+    never ``ti_id`` (the view's proof of the record, of no use to a reader)."""
+    hidden = {"v", "ti_id"}
+    if readable_connections is not None and record.conn_id not in readable_connections:
+        hidden.add("remaining_credits")
+    return {**{k: v for k, v in record.as_dict().items() if k not in hidden}, "url": link(record) if link else None}
+
+
 def usage_report(records: Iterable[UsageRecord], connections: Iterable[ConnectionState], *, days: int,
-                 now: datetime, readable_dags: Collection[str] | None,
+                 now: datetime, readable_dags: Collection[str] | None, readable_connections: Collection[str] | None,
                  link: Callable[[UsageRecord], str] | None = None) -> dict[str, Any]:
     """The view's JSON (see the module's docstring).
 
@@ -147,6 +158,8 @@ def usage_report(records: Iterable[UsageRecord], connections: Iterable[Connectio
     :param connections: the connections the user may read, with their statistics.
     :param days: the period, ending ``now``.
     :param readable_dags: DAG ids the user may read; None for all.
+    :param readable_connections: conn_ids the user may read (a try on another shows no
+        ``remaining_credits``); None for all.
     :param link: the URL of a try's task instance in the Airflow UI.
     """
     records = sorted(records, key=lambda r: r.start)
@@ -196,6 +209,5 @@ def usage_report(records: Iterable[UsageRecord], connections: Iterable[Connectio
                                                        t["task_id"])),
         "forecast": {"burn_per_day": round(float(total_burn), 2), "days_left": _days_left(total_remaining, total_burn),
                      "remaining_credits": total_remaining, "window_days": round(measured, 2)},
-        "tries": [{**{k: v for k, v in r.as_dict().items() if k != "v"}, "url": link(r) if link else None}
-                  for r in latest],
+        "tries": [_shown_try(r, link, readable_connections) for r in latest],
     }

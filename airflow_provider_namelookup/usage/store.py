@@ -11,14 +11,21 @@ Keys sort by time, so a period is one range scan of the Variable table's unique 
 
     namelookup_usage__20261123T080000123456Z__<dag_id[:80]>__<task_id[:80]>__<digest>
 
-(``digest``: 8 hex digits of the whole task instance try, so truncated ids cannot collide;
-at most 250 characters in all). The value is the record as JSON
+(``digest``: 8 hex digits of the whole task instance try and its id, so truncated ids cannot
+collide, and only a writer that knows the try's id can write to a record's key; at most 250
+characters in all). The value is the record as JSON
 (:meth:`UsageRecord.as_dict`), encrypted like any Variable when a Fernet key is set.
+
+Any task can write any Variable, so :func:`read` yields only records stored under their own
+key and not dated in the future (beyond :data:`CLOCK_SKEW`), and :func:`delete_before` also
+deletes records dated in the future, which no execution wrote; whether a try of the
+provider's operators wrote a record is :mod:`.trust`'s question.
 
 Example::
 
     >>> from datetime import datetime, timezone
-    >>> record_key("enrich", "genders", "manual__1", -1, 1, datetime(2026, 11, 23, 8, tzinfo=timezone.utc))
+    >>> record_key("enrich", "genders", "manual__1", -1, 1, "0199a3c2-7c1e-7d55-9a57-6a3f1f0c2b11",
+    ...            datetime(2026, 11, 23, 8, tzinfo=timezone.utc))
     'namelookup_usage__20261123T080000000000Z__enrich__genders__...'
     >>> key_floor(datetime(2026, 11, 1, tzinfo=timezone.utc))
     'namelookup_usage__20261101T000000000000Z'
@@ -30,7 +37,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow_provider_namelookup.usage.record import UsageRecord
@@ -38,6 +45,9 @@ from airflow_provider_namelookup.usage.record import UsageRecord
 KEY_PREFIX = "namelookup_usage__"
 _KEY_END = KEY_PREFIX + "~"  # sorts after every timestamp
 _ID_CHARS = 80
+CLOCK_SKEW = timedelta(minutes=5)
+"""How far a worker's clock may run ahead of the api-server's: a record that started later than
+this after now is dated in the future."""
 DESCRIPTION = ("Name Lookup usage of one execution of a lookup task (credits, requests, remaining credits); "
                "written by the provider, read by its 'Name Lookup credits' view")
 
@@ -48,9 +58,11 @@ def _stamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")
 
 
-def record_key(dag_id: str, task_id: str, run_id: str, map_index: int, try_number: int, start: datetime) -> str:
-    """The Variable key of the execution of a task instance try that started at ``start``."""
-    digest = hashlib.sha256(f"{dag_id}\0{task_id}\0{run_id}\0{map_index}\0{try_number}".encode()).hexdigest()[:8]
+def record_key(dag_id: str, task_id: str, run_id: str, map_index: int, try_number: int, ti_id: str,
+               start: datetime) -> str:
+    """The Variable key of the execution of a task instance try (whose id is ``ti_id``) that started at ``start``."""
+    try_of = f"{dag_id}\0{task_id}\0{run_id}\0{map_index}\0{try_number}\0{ti_id}"
+    digest = hashlib.sha256(try_of.encode()).hexdigest()[:8]
     return f"{KEY_PREFIX}{_stamp(start)}__{dag_id[:_ID_CHARS]}__{task_id[:_ID_CHARS]}__{digest}"
 
 
@@ -60,7 +72,7 @@ def key_floor(moment: datetime) -> str:
 
 
 def key_of(record: UsageRecord) -> str:
-    return record_key(record.dag_id, record.task_id, record.run_id, record.map_index, record.try_number,
+    return record_key(record.dag_id, record.task_id, record.run_id, record.map_index, record.try_number, record.ti_id,
                       record.start)
 
 
@@ -86,19 +98,24 @@ def _variable_model() -> Any:
 
 
 def read(session: Any, since: datetime, until: datetime | None = None) -> Iterator[UsageRecord]:
-    """Records of executions that started in ``[since, until)``, oldest first.
+    """Records of executions that started in ``[since, until)`` (``until``: at most now plus
+    :data:`CLOCK_SKEW`), oldest first.
 
     Reads the Variable table's columns, not ``Variable`` objects: loading a ``Variable`` adds
     its value to the process's secrets masker, which would grow by every record read. A
-    Variable that is not a readable record (edited by hand, say) is skipped with a warning.
+    Variable that is not a readable record (edited by hand, say) or that is not stored under
+    its own key (a copy, or a record another execution's key points to) is skipped, counted
+    in one warning.
     """
     from sqlalchemy import select
 
     variable = _variable_model()
-    upper = key_floor(until) if until is not None else _KEY_END
+    latest = datetime.now(UTC) + CLOCK_SKEW
+    upper = key_floor(min(until, latest) if until is not None else latest)
     rows = session.execute(select(variable.key, variable._val, variable.is_encrypted)
                            .where(variable.key >= key_floor(since), variable.key < upper).order_by(variable.key))
     fernet = None
+    skipped: dict[str, str] = {}
     for key, value, encrypted in rows:
         try:
             if encrypted:
@@ -107,16 +124,28 @@ def read(session: Any, since: datetime, until: datetime | None = None) -> Iterat
 
                     fernet = get_fernet()
                 value = fernet.decrypt(value.encode()).decode()
-            yield UsageRecord.from_dict(json.loads(value))
+            record = UsageRecord.from_dict(json.loads(value))
         except Exception as err:
-            log.warning("Skipping the Variable %s: not a readable Name Lookup usage record (%s)", key,
-                        type(err).__name__ if encrypted else err)
+            skipped[key] = type(err).__name__ if encrypted else str(err)
+            continue
+        if key_of(record) != key:
+            skipped[key] = "not stored under its own key"
+            continue
+        yield record
+    if skipped:
+        first, why = next(iter(skipped.items()))
+        log.warning("Skipped %d Variables that are not readable Name Lookup usage records (e.g. %s: %s)",
+                    len(skipped), first, why)
 
 
 def delete_before(session: Any, cutoff: datetime) -> int:
-    """Delete the records of executions that started before ``cutoff``; returns how many."""
-    from sqlalchemy import delete
+    """Delete the records of executions that started before ``cutoff``, and those dated in the
+    future (after now plus :data:`CLOCK_SKEW`: no execution wrote them); returns how many."""
+    from sqlalchemy import delete, or_
 
     variable = _variable_model()
-    result = session.execute(delete(variable).where(variable.key >= KEY_PREFIX, variable.key < key_floor(cutoff)))
+    old = variable.key < key_floor(cutoff)
+    future = variable.key >= key_floor(datetime.now(UTC) + CLOCK_SKEW)
+    result = session.execute(delete(variable).where(variable.key >= KEY_PREFIX, variable.key < _KEY_END,
+                                                    or_(old, future)))
     return int(result.rowcount or 0)

@@ -1,8 +1,10 @@
 """A real Airflow api-server with the provider's plugin, on the session's metadata database.
 
 Started once per session when a test asks for it (``airflow api-server`` in its own process
-group, on a free loopback port, one worker, the simple auth manager with users ``admin``,
-``viewer`` and ``limited``), and stopped with its whole process group at the end. DAGs run with
+group, on a free loopback port, one worker, the simple auth manager with a user of each role,
+``admin``, ``op``, ``user`` and ``viewer``, and two viewers more: ``limited``, who may read one
+DAG, and ``outsider``, whom the auth manager does not let open the view), and stopped with its
+whole process group at the end. DAGs run with
 ``dag.test()`` in the test process write to the same SQLite database the server reads.
 """
 
@@ -25,10 +27,10 @@ from typing import Any
 import httpx
 import pytest
 
-from airflow_provider_namelookup.emulator import EmulatorServer
+from namelookup_emulator import EmulatorServer
 
 ROOT = Path(__file__).resolve().parents[2]
-USERS = {"admin": "admin", "viewer": "viewer", "limited": "viewer"}
+USERS = {"admin": "admin", "op": "op", "user": "user", "viewer": "viewer", "limited": "viewer", "outsider": "viewer"}
 MINE, THEIRS = "crm_enrich_contacts", "marketing_score_leads"
 """DAG ids of the view's tests: the user ``limited`` may read only MINE."""
 UI_CONN, DOWN_CONN = "namelookup_prod", "namelookup_eu_mirror"
@@ -71,13 +73,15 @@ class ApiServer:
 
 
 def records(dag_id: str) -> list[Any]:
-    """The DAG's usage records, read as the api-server reads them."""
+    """The DAG's usage records, read as the api-server reads them (those a try of the provider's operators wrote)."""
     from airflow.utils.session import create_session
 
     from airflow_provider_namelookup.usage import store
+    from airflow_provider_namelookup.usage.trust import trusted
 
     with create_session() as session:
-        return [r for r in store.read(session, since=datetime(2000, 1, 1, tzinfo=UTC)) if r.dag_id == dag_id]
+        every = [r for r in store.read(session, since=datetime(2000, 1, 1, tzinfo=UTC)) if r.dag_id == dag_id]
+        return trusted(session, every, now=datetime.now(UTC))
 
 
 def spend(dags_folder: Path, dag_id: str, names: list[str]) -> Any:
@@ -137,6 +141,7 @@ def api_server(airflow_db: Path, ui_account: str, tmp_path_factory: pytest.TempP
         "AIRFLOW__API__WORKERS": "1",
         "NAMELOOKUP_TEST_LIMITED_USERS": "limited",
         "NAMELOOKUP_TEST_READABLE_DAGS": MINE,
+        "NAMELOOKUP_TEST_NO_VIEW_USERS": "outsider",
     }
     with log.open("wb") as out:
         process = subprocess.Popen([sys.executable, "-m", "airflow", "api-server", "--host", "127.0.0.1",

@@ -64,13 +64,13 @@ def number(text: str) -> int:
     return int(digits)
 
 
-def open_view(driver: Any, server: ApiServer, theme: str) -> Any:
-    """Log in as admin (the UI's ``_token`` cookie), pick a theme and open the view from the Airflow UI;
+def open_view(driver: Any, server: ApiServer, theme: str, user: str = "admin") -> Any:
+    """Log in as ``user`` (the UI's ``_token`` cookie), pick a theme and open the view from the Airflow UI;
     returns the view's iframe, switched into."""
     from selenium.webdriver.common.by import By
 
     driver.get(f"{server.url}/api/v2/monitor/health")
-    driver.add_cookie({"name": "_token", "value": server.token("admin"), "path": "/"})
+    driver.add_cookie({"name": "_token", "value": server.token(user), "path": "/"})
     driver.execute_script("window.localStorage.setItem('theme', arguments[0])", theme)
     driver.get(f"{server.url}/plugin/namelookup-credits")
     frame = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "iframe[src*='/namelookup/']"))
@@ -159,3 +159,44 @@ def test_the_view_follows_the_dark_theme_of_the_ui(browser: Any, api_server: Api
                            "document.documentElement.style.colorScheme = 'light'")
     browser.switch_to.frame(browser.find_element(By.CSS_SELECTOR, "iframe[src*='/namelookup/']"))
     wait(browser, lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("data-theme") == "light", 10)
+
+
+def test_a_viewer_sees_the_dags_usage_and_no_balance(browser: Any, api_server: ApiServer, spent: dict[str, Any],
+                                                     tmp_path: Path) -> None:
+    """Issue 25, item 3: the page showed a viewer each try's remaining credits."""
+    from selenium.webdriver.common.by import By
+
+    open_view(browser, api_server, "light", user="viewer")
+    assert browser.find_element(By.ID, "no-accounts").is_displayed()
+    assert browser.find_elements(By.CSS_SELECTOR, "#accounts [data-conn-id]") == []
+    tries = browser.find_element(By.ID, "tries")
+    assert [th.text for th in tries.find_elements(By.TAG_NAME, "th") if th.is_displayed()] == [
+        "Started (UTC)", "DAG", "Task", "Try", "State", "Credits", "Requests", "Cache hits", "Connection"]
+    assert any(a.text == "genders" for a in tries.find_elements(By.CSS_SELECTOR, "tbody a"))  # the usage is there
+    text = browser.find_element(By.TAG_NAME, "body").text
+    balance = spent["remaining"]
+    assert f"{balance:,}" not in text and str(balance) not in text
+    assert browser.find_element(By.ID, "forecast").text == (
+        "No remaining credits known: no connection you may read answered.")
+    browser.switch_to.default_content()
+    browser.save_screenshot(str(tmp_path / "credits-view-viewer.png"))
+
+
+def test_the_sidebar_label_is_not_cut(browser: Any, api_server: ApiServer) -> None:
+    """Issue 25, item 12: the sidebar showed "Name Lo…". The UI writes a top-level view's name in one
+    line under its icon and cuts what does not fit (Airflow 3.3; 3.1 and 3.2 list it under Browse)."""
+    from selenium.webdriver.common.by import By
+
+    from airflow_provider_namelookup.version_compat import AIRFLOW_V_3_3_PLUS
+
+    if not AIRFLOW_V_3_3_PLUS:
+        pytest.skip("the view is a Browse menu entry before Airflow 3.3")
+    browser.get(f"{api_server.url}/api/v2/monitor/health")
+    browser.add_cookie({"name": "_token", "value": api_server.token("admin"), "path": "/"})
+    browser.get(f"{api_server.url}/")
+    button = wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "a[href$='plugin/namelookup-credits']"))
+    label = button.find_elements(By.XPATH, ".//*[normalize-space(text())]")[-1]
+    shown = browser.execute_script(
+        "const e = arguments[0]; return [e.textContent, e.scrollWidth, e.clientWidth];", label)
+    assert shown[0] == "Credits" and shown[1] <= shown[2], shown  # the whole text fits its box
+    assert button.get_attribute("aria-label") == "Credits"

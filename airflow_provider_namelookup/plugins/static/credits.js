@@ -219,6 +219,10 @@
       el("td", {}, t.dag_id), el("td", {}, t.task_id), el("td", { class: "num" }, fmt(t.credits_used)),
       el("td", { class: "num" }, fmt(t.requests)), el("td", { class: "num" }, fmt(t.tries)),
     ]), 5);
+    // What a try read of its account comes only with read access to its connection: without it for
+    // every try, the column goes.
+    const remainingShown = data.tries.some((t) => "remaining_credits" in t);
+    document.getElementById("tries").classList.toggle("without-remaining", !remainingShown);
     fillTable("tries", data.tries.map((t) => [
       el("td", {}, t.start.slice(0, 19).replace("T", " ")),
       el("td", {}, t.dag_id),
@@ -229,7 +233,7 @@
       el("td", { class: "num" }, fmt(t.credits_used)),
       el("td", { class: "num" }, fmt(t.requests)),
       el("td", { class: "num" }, fmt(t.cache_hits)),
-      el("td", { class: "num" }, fmt(t.remaining_credits)),
+      el("td", { class: "num col-remaining" }, "remaining_credits" in t ? fmt(t.remaining_credits) : ""),
       el("td", {}, t.conn_id),
     ]), 10);
   }
