@@ -23,9 +23,6 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 MIN_AIRFLOW_RELEASE = "3.1"
 """The oldest Airflow minor release supported (pyproject.toml's floor and the README say the same)."""
 
-DEFAULT_BASE_URL = "https://gender-api.com"
-"""The public service; a connection's host overrides it (the emulator, a proxy)."""
-
 
 def get_provider_info() -> dict[str, Any]:
     """The provider's registration for Airflow's ProvidersManager (entry point target).
@@ -55,7 +52,8 @@ def get_provider_info() -> dict[str, Any]:
                    "python-modules": ["airflow_provider_namelookup.hooks.namelookup"]}],
         "operators": [{"integration-name": integration,
                        "python-modules": ["airflow_provider_namelookup.operators.xcom",
-                                          "airflow_provider_namelookup.operators.sql"]}],
+                                          "airflow_provider_namelookup.operators.warehouse",
+                                          "airflow_provider_namelookup.operators.evaluation"]}],
         "sensors": [{"integration-name": integration,
                      "python-modules": ["airflow_provider_namelookup.sensors.credits"]}],
         "triggers": [{"integration-name": integration,

@@ -9,7 +9,7 @@ with ``httpx.Client`` and ``time.sleep``; the async hook with ``httpx.AsyncClien
 
 Example (driving a call by hand, as the hooks do)::
 
-    >>> steps = statistic_call(RetryPolicy(), CallStats())
+    >>> steps = statistic_call(RetryPolicy(), CallCounters("namelookup_default"))
     >>> step = next(steps)
     >>> step.request.method, step.request.path
     ('GET', '/v2/statistic')
@@ -27,7 +27,7 @@ import random
 import re
 from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from airflow_provider_namelookup.contract import (
     BACKOFF_MAX_SECONDS,
@@ -46,11 +46,13 @@ from airflow_provider_namelookup.errors import (
     NameLookupValidationError,
     error_from_response,
 )
-from airflow_provider_namelookup.models import Query, credits_used
+from airflow_provider_namelookup.metrics import CallCounters
+from airflow_provider_namelookup.models import Query
 from airflow_provider_namelookup.token_guard import refuse_secret_in, validate_query_without_secrets
 from airflow_provider_namelookup.validation import NAME_STATUS, validate_signup
 
 DEFAULT_BATCH_SIZE = MAX_QUERIES_PER_REQUEST
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -90,34 +92,6 @@ class Sleep:
 Step = Send | Sleep
 Outcome = RawResponse | NameLookupConnectionError | None
 Steps = Generator[Step, Outcome, Any]
-
-
-@dataclass
-class CallStats:
-    """Counters kept across all calls of one hook (one per task run, typically).
-
-    ``queries_maybe_charged_twice`` counts the lookups of requests that were sent but
-    whose answer was lost (connection reset, read timeout) and were then retried: the
-    service may have charged them twice. ``concurrency`` and ``latency_ms`` are the
-    async hook's requests allowed in flight and smoothed latency after its last answer.
-    """
-
-    requests: int = 0
-    retries: int = 0
-    queries_sent: int = 0
-    credits_used: int = 0
-    queries_maybe_charged_twice: int = 0
-    concurrency: int = 0
-    latency_ms: float = 0.0
-
-    def as_dict(self) -> dict[str, int]:
-        return {
-            "requests": self.requests,
-            "retries": self.retries,
-            "queries_sent": self.queries_sent,
-            "credits_used": self.credits_used,
-            "queries_maybe_charged_twice": self.queries_maybe_charged_twice,
-        }
 
 
 @dataclass(frozen=True)
@@ -165,16 +139,15 @@ def decode_json(response: RawResponse) -> Any:
             http_status=response.status) from None
 
 
-def exchange(request: ApiRequest, policy: RetryPolicy, stats: CallStats) -> Steps:
-    """Send one request with retries; return its decoded JSON or raise its error."""
+def exchange(request: ApiRequest, policy: RetryPolicy, counters: CallCounters) -> Steps:
+    """Send one request with retries; return its decoded JSON (its credits counted) or raise its error."""
     attempt = 0
     while True:
         attempt += 1
-        stats.requests += 1
-        stats.queries_sent += request.queries
+        counters.attempt(request.queries)
         outcome = yield Send(request)
         if isinstance(outcome, RawResponse) and 200 <= outcome.status < 300:
-            return decode_json(outcome)
+            return counters.answered(decode_json(outcome))
         if isinstance(outcome, NameLookupConnectionError):
             error: NameLookupError = outcome
         elif isinstance(outcome, RawResponse):
@@ -186,16 +159,10 @@ def exchange(request: ApiRequest, policy: RetryPolicy, stats: CallStats) -> Step
             if attempt > 1:
                 error.detail = f"{error.detail}; gave up after {attempt} attempts"
             raise error
-        if isinstance(error, NameLookupConnectionError) and error.maybe_processed:
-            stats.queries_maybe_charged_twice += request.queries
-        stats.retries += 1
+        counters.retried(request.queries,
+                         maybe_processed=isinstance(error, NameLookupConnectionError) and error.maybe_processed)
         yield Sleep(wait, f"{request.method} {request.path} failed ({error}); "
                           f"attempt {attempt + 1} of {policy.max_retries + 1}")
-
-
-def _count_credits(stats: CallStats, answer: Any) -> None:
-    results = answer if isinstance(answer, list) else [answer]
-    stats.credits_used += sum(credits_used(r) for r in results if isinstance(r, Mapping))
 
 
 def as_query(item: Any, *, hints: bool = True, index: int | None = None,
@@ -208,9 +175,9 @@ def as_query(item: Any, *, hints: bool = True, index: int | None = None,
     """
     try:
         if isinstance(item, Query):
-            return _sendable(refuse_secret_in(item if hints else item.without_hints(), secrets))
+            return sendable(refuse_secret_in(item if hints else item.without_hints(), secrets))
         raw = {"first_name": item} if isinstance(item, str) else item
-        return _sendable(validate_query_without_secrets(raw, hints=hints, secrets=secrets))
+        return sendable(validate_query_without_secrets(raw, hints=hints, secrets=secrets))
     except NameLookupValidationError as err:
         if index is not None:
             err.detail = f"query {index}: {err.detail}"
@@ -220,12 +187,12 @@ def as_query(item: Any, *, hints: bool = True, index: int | None = None,
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _sendable(query: Query) -> Query:
+def sendable(query: Query) -> Query:
     """``query``, unless a name or id holds a lone surrogate, which UTF-8 (so the request body)
     cannot carry. The service's rules refuse one in a name, and the emulator echoes one in an
     id; the client cannot send it at all.
 
-    >>> _sendable(Query("first_name", "Anna", id="row-\\ud800"))  # doctest: +ELLIPSIS
+    >>> sendable(Query("first_name", "Anna", id="row-\\ud800"))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     NameLookupValidationError: invalid-id [id]: id holds a lone surrogate (U+D800 to U+DFFF), ...
@@ -239,37 +206,36 @@ def _sendable(query: Query) -> Query:
     return query
 
 
-def single_gender_call(query: Query, policy: RetryPolicy, stats: CallStats) -> Steps:
+def single_gender_call(query: Query, policy: RetryPolicy, counters: CallCounters) -> Steps:
     answer = yield from exchange(ApiRequest("POST", GENDER_PATH, query.to_payload(), queries=1),
-                                 policy, stats)
+                                 policy, counters)
     if isinstance(answer, list) and len(answer) == 1:
         answer = answer[0]
     if not isinstance(answer, dict):
         raise NameLookupServerError("invalid-answer", "a gender lookup answered something else than an object")
-    _count_credits(stats, answer)
     return answer
 
 
-def origin_call(query: Query, policy: RetryPolicy, stats: CallStats) -> Steps:
-    """One country-of-origin lookup (the query as validated for it: without hints)."""
-    answer = yield from exchange(ApiRequest("POST", ORIGIN_PATH, query.to_payload(), queries=1), policy, stats)
+def origin_call(payload: Mapping[str, Any], policy: RetryPolicy, counters: CallCounters) -> Steps:
+    """One country-of-origin lookup of a query's payload (:meth:`Query.to_payload` of a query
+    validated for it: without hints)."""
+    answer = yield from exchange(ApiRequest("POST", ORIGIN_PATH, payload, queries=1), policy, counters)
     if not isinstance(answer, dict):
         raise NameLookupServerError("invalid-answer", "country of origin answered something else than an object")
-    _count_credits(stats, answer)
     return answer
 
 
-def statistic_call(policy: RetryPolicy, stats: CallStats) -> Steps:
-    answer = yield from exchange(ApiRequest("GET", STATISTIC_PATH), policy, stats)
+def statistic_call(policy: RetryPolicy, counters: CallCounters) -> Steps:
+    answer = yield from exchange(ApiRequest("GET", STATISTIC_PATH), policy, counters)
     if not isinstance(answer, dict):
         raise NameLookupServerError("invalid-answer", "the statistic answered something else than an object")
     return answer
 
 
 def signup_call(email: str, accept_terms: bool, newsletter: bool | None, locale: str | None,
-                policy: RetryPolicy, stats: CallStats) -> Steps:
+                policy: RetryPolicy, counters: CallCounters) -> Steps:
     payload = validate_signup(email, accept_terms, newsletter, locale)
-    answer = yield from exchange(ApiRequest("POST", SIGNUP_PATH, payload, auth=False), policy, stats)
+    answer = yield from exchange(ApiRequest("POST", SIGNUP_PATH, payload, auth=False), policy, counters)
     if not isinstance(answer, dict):
         raise NameLookupServerError("invalid-answer", "sign-up answered something else than an object")
     return answer
@@ -287,7 +253,7 @@ class BatchSizer:
             raise ValueError("batch size must be at least 1")
         self.limit = limit
 
-    def chunks(self, items: Sequence[Query]) -> list[Sequence[Query]]:
+    def chunks(self, items: Sequence[T]) -> list[Sequence[T]]:
         return [items[i:i + self.limit] for i in range(0, len(items), self.limit)]
 
 
@@ -295,18 +261,18 @@ def _id_key(value: Any) -> tuple[str, Any]:
     return type(value).__name__, value
 
 
-def match_results(queries: Sequence[Query], answer: Any) -> list[dict[str, Any]]:
+def match_results(payloads: Sequence[Mapping[str, Any]], answer: Any) -> list[dict[str, Any]]:
     """Order an array answer like its request: by echoed ``input.id`` when every query
     carries a distinct id (the engine sends each query's hash as its id), else by position."""
     if not isinstance(answer, list) or not all(isinstance(r, dict) for r in answer):
         raise NameLookupServerError("invalid-answer", "an array lookup answered something else than objects")
-    if len(answer) != len(queries):
+    if len(answer) != len(payloads):
         raise NameLookupServerError(
-            "invalid-answer", f"the service answered {len(answer)} results for {len(queries)} queries")
-    position = {_id_key(q.id): n for n, q in enumerate(queries) if q.id is not None}
-    if len(position) != len(queries):
+            "invalid-answer", f"the service answered {len(answer)} results for {len(payloads)} queries")
+    position = {_id_key(p["id"]): n for n, p in enumerate(payloads) if p.get("id") is not None}
+    if len(position) != len(payloads):
         return list(answer)
-    by_id: list[dict[str, Any] | None] = [None] * len(queries)
+    by_id: list[dict[str, Any] | None] = [None] * len(payloads)
     for result in answer:
         echoed = result.get("input")
         n = position.get(_id_key(echoed["id"])) if isinstance(echoed, dict) and "id" in echoed else None
@@ -316,25 +282,24 @@ def match_results(queries: Sequence[Query], answer: Any) -> list[dict[str, Any]]
     return [r for r in by_id if r is not None]
 
 
-def gender_batch_call(queries: Sequence[Query], sizer: BatchSizer, policy: RetryPolicy,
-                      stats: CallStats) -> Steps:
-    """Look up one batch (at most the sizer's limit); split it on ``too-many-queries``."""
-    if len(queries) > sizer.limit:
+def gender_batch_call(payloads: Sequence[Mapping[str, Any]], sizer: BatchSizer, policy: RetryPolicy,
+                      counters: CallCounters) -> Steps:
+    """Look up one batch of query payloads (at most the sizer's limit; :meth:`Query.to_payload`,
+    each with its id); split it on ``too-many-queries``. The results are in the payloads' order."""
+    if len(payloads) > sizer.limit:
         results: list[dict[str, Any]] = []
-        for chunk in sizer.chunks(queries):
-            results.extend((yield from gender_batch_call(chunk, sizer, policy, stats)))
+        for chunk in sizer.chunks(payloads):
+            results.extend((yield from gender_batch_call(chunk, sizer, policy, counters)))
         return results
-    payload = [q.to_payload() for q in queries]
     try:
-        answer = yield from exchange(ApiRequest("POST", GENDER_PATH, payload, queries=len(queries)),
-                                     policy, stats)
+        answer = yield from exchange(ApiRequest("POST", GENDER_PATH, list(payloads), queries=len(payloads)),
+                                     policy, counters)
     except NameLookupValidationError as err:
-        if err.status_id != "too-many-queries" or len(queries) == 1:
+        if err.status_id != "too-many-queries" or len(payloads) == 1:
             raise
-        sizer.limit = max(1, min(sizer.limit, len(queries) // 2))
-        return (yield from gender_batch_call(queries, sizer, policy, stats))
-    _count_credits(stats, answer)
-    return match_results(queries, answer)
+        sizer.limit = max(1, min(sizer.limit, len(payloads) // 2))
+        return (yield from gender_batch_call(payloads, sizer, policy, counters))
+    return match_results(payloads, answer)
 
 
 def prepare_queries(items: Iterable[Any], *, hints: bool = True, secrets: Collection[str] = ()) -> list[Query]:

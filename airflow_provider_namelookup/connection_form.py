@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from airflow_provider_namelookup import DEFAULT_BASE_URL
-from airflow_provider_namelookup.contract import CLIENT_SETTINGS, ClientSetting
+from airflow_provider_namelookup.contract import CLIENT_SETTINGS, DEFAULT_BASE_URL, ClientSetting
 
 CONN_TYPE = "namelookup"
 HIDDEN_FIELDS = ("schema", "port", "login", "extra")

@@ -16,20 +16,19 @@ metric                                 type     tags
 ``namelookup.cache_hits``              counter  conn_id, lookup (per try, from the run's summary)
 =====================================  =======  =============================================
 
-The hooks meter their own calls with a :class:`CallMeter` (requests, latency, retries,
-credits, remaining credits); the lookup operators add the cache hits of each try. Metrics
-never fail a lookup: an error of the metrics backend is logged at debug level and dropped.
+Each hook counts its calls once, in a :class:`CallCounters` (requests, retries, credits, the
+remaining credits it last read), which also sends the per-request metrics; the lookup
+operators add the cache hits of each try. Metrics never fail a lookup: an error of the
+metrics backend is logged at debug level and dropped.
 
 Example::
 
-    >>> meter = CallMeter("namelookup_default")
-    >>> meter.answered({"remaining_credits": 812, "details": {"credits_used": 0}})["remaining_credits"]
+    >>> counters = CallCounters("namelookup_default")
+    >>> counters.answered({"remaining_credits": 812, "details": {"credits_used": 0}})["remaining_credits"]
     812
-    >>> meter.remaining_credits, meter.credits_since_statistic
-    (812, 0)
-    >>> meter.answered([{"details": {"credits_used": 1}}, {"details": {"credits_used": 1}}]) and None
-    >>> meter.remaining_now()
-    810
+    >>> counters.answered([{"details": {"credits_used": 1}}, {"details": {"credits_used": 1}}]) and None
+    >>> counters.credits_used, counters.remaining_now()
+    (2, 810)
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -108,18 +108,33 @@ def timing(stat: str, seconds: float, **tags: str) -> None:
     _emit("timing", stat, timedelta(seconds=seconds), tags=tags)
 
 
-class CallMeter:
-    """The metrics of one hook's calls, and the account's remaining credits as it last read them.
+@dataclass
+class CallCounters:
+    """What one hook's calls did, counted once: read by the run's summary and the usage record, and
+    sent to Airflow's metrics as it happens.
 
-    :param conn_id: the hook's connection id (a tag).
+    ``queries_maybe_charged_twice`` counts the lookups of requests that were sent but whose answer
+    was lost (connection reset, read timeout) and were then retried: the service may have charged
+    them twice.
+
+    :param conn_id: the hook's connection id (a tag of every metric).
     """
 
-    def __init__(self, conn_id: str) -> None:
-        self.conn_id = conn_id
-        self.remaining_credits: int | None = None
-        """``remaining_credits`` of the last statistic answer, None before one came."""
-        self.credits_since_statistic = 0
-        """Credits this hook was charged after that answer."""
+    conn_id: str
+    requests: int = 0
+    retries: int = 0
+    queries_sent: int = 0
+    credits_used: int = 0
+    queries_maybe_charged_twice: int = 0
+    remaining_credits: int | None = None
+    """``remaining_credits`` of the last statistic answer, None before one came."""
+    credits_since_statistic: int = 0
+    """Credits charged after that answer."""
+
+    def attempt(self, queries: int) -> None:
+        """A request carrying ``queries`` lookups is about to be sent (first try or a retry)."""
+        self.requests += 1
+        self.queries_sent += queries
 
     def sent(self, path: str, status: int | None, seconds: float) -> None:
         """One HTTP attempt ended: with an answer (``status``) or without one (None)."""
@@ -127,19 +142,24 @@ class CallMeter:
         count(REQUESTS, conn_id=self.conn_id, endpoint=endpoint, status=status_class(status))
         timing(REQUEST_DURATION, seconds, conn_id=self.conn_id, endpoint=endpoint)
 
-    def retried(self) -> None:
-        """An attempt failed and the hook waits to repeat it."""
+    def retried(self, queries: int, *, maybe_processed: bool) -> None:
+        """An attempt failed and is repeated; ``maybe_processed``: it may have been charged."""
+        self.retries += 1
+        if maybe_processed:
+            self.queries_maybe_charged_twice += queries
         count(RETRIES, conn_id=self.conn_id)
 
     def answered(self, answer: Any) -> Any:
-        """A call ended with ``answer`` (returned unchanged): count its credits; a statistic sets the gauge."""
-        results = answer if isinstance(answer, list) else [answer]
-        spent = sum(credits_used(r) for r in results if isinstance(r, Mapping))
+        """An exchange ended with ``answer`` (returned unchanged): count its credits; a statistic sets the gauge."""
         if isinstance(answer, Mapping) and isinstance(answer.get("remaining_credits"), int):
             self.remaining_credits = answer["remaining_credits"]
             self.credits_since_statistic = 0
             gauge(REMAINING_CREDITS, answer["remaining_credits"], conn_id=self.conn_id)
-        elif spent:
+            return answer
+        results = answer if isinstance(answer, list) else [answer]
+        spent = sum(credits_used(r) for r in results if isinstance(r, Mapping))
+        if spent:
+            self.credits_used += spent
             self.credits_since_statistic += spent
             kind = "gender" if isinstance(answer, list) or "country_of_origin" not in answer else "country_of_origin"
             count(CREDITS_USED, spent, conn_id=self.conn_id, endpoint=kind)
@@ -150,3 +170,8 @@ class CallMeter:
         if self.remaining_credits is None:
             return None
         return max(0, self.remaining_credits - self.credits_since_statistic)
+
+    def as_dict(self) -> dict[str, int]:
+        """The counters a run's summary reports."""
+        return {"requests": self.requests, "retries": self.retries, "queries_sent": self.queries_sent,
+                "credits_used": self.credits_used, "queries_maybe_charged_twice": self.queries_maybe_charged_twice}

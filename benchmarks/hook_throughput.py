@@ -54,7 +54,7 @@ class Result:
 
 def distinct_names(how_many: int) -> list[str]:
     """``how_many`` distinct first names spread over the emulator's name data."""
-    from airflow_provider_namelookup.emulator.names import load_names
+    from namelookup_emulator.names import load_names
 
     names = sorted({entry.name for entry in load_names().entries() if 1 <= len(entry.name) <= 50})
     if how_many > len(names):
@@ -68,7 +68,7 @@ def _sync_batch(url: str, token: str, names: list[str]) -> int:
 
     with NameLookupHook.for_url(url, token) as hook:
         results = hook.gender_batch(names)
-        requests = hook.stats.requests
+        requests = hook.counters.requests
     if len(results) != len(names):
         raise RuntimeError("the sync hook lost answers")
     return requests
@@ -82,7 +82,7 @@ def _async_batch(url: str, token: str, names: list[str], concurrency: int) -> in
             results = await hook.gender_batch(names)
             if len(results) != len(names):
                 raise RuntimeError("the async hook lost answers")
-            return int(hook.stats.requests)
+            return int(hook.counters.requests)
 
     return asyncio.run(go())
 

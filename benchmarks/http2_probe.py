@@ -38,7 +38,7 @@ def serve(port: int, token: str, latency_ms: list[float]) -> None:
     from hypercorn.asyncio import serve as hypercorn_serve
     from hypercorn.config import Config
 
-    from airflow_provider_namelookup.emulator import EmulatorState, create_app
+    from namelookup_emulator import EmulatorState, create_app
 
     state = EmulatorState()
     state.create_account(token=token, credits=100_000_000)

@@ -2,7 +2,7 @@
 
 The emulator's latency fault adds 80-120 ms to every request (a realistic round trip to
 the real service). For each table size (default 20,000 and 100,000 rows of
-:func:`~airflow_provider_namelookup.emulator.sample.customer_rows`, in SQLite) and each
+:func:`~namelookup_emulator.sample.customer_rows`, in SQLite) and each
 lookup (gender: arrays of 100; country of origin: one request per distinct name):
 
 1. **provider**: ``SqlGenderLookupOperator`` / ``SqlCountryOfOriginOperator``

@@ -12,7 +12,7 @@ Example::
     python -m benchmarks.run --only table --rows 100000,1000000 --naive-rows 20000
     python -m benchmarks.run --only hook,emulator --names 5000 --duration 1
     python -m benchmarks.run --only latency --latency-ms 80-120 --latency-rows 20000,100000
-    python -m benchmarks.run --only handwritten --versus-rows 100000,1000000 --latency-ms 80-120
+    python -m benchmarks.run --only handwritten --versus-rows 1000000 --versus-latency-rows 20000 --latency-ms 80-120
     python -m benchmarks.run --only table_duckdb --duck-rows 100000,1000000
 """
 
@@ -51,10 +51,10 @@ BENCHMARKS = ("table", "table_postgres", "table_duckdb", "handwritten", "latency
 FULL: dict[str, Any] = {"rows": (100_000, 1_000_000), "naive_rows": 100_000, "names": 20_000, "repeats": 3,
                         "duration": 3.0, "latency_rows": (20_000, 100_000), "latency_naive_rows": 200,
                         "pg_rows": (100_000, 1_000_000, 10_000_000), "duck_rows": (100_000, 1_000_000),
-                        "versus_rows": (100_000, 1_000_000)}
+                        "versus_rows": (1_000_000,), "versus_latency_rows": (20_000,)}
 QUICK: dict[str, Any] = {"rows": (10_000, 100_000), "naive_rows": 2_000, "names": 4_000, "repeats": 1, "duration": 1.0,
                          "latency_rows": (2_000, 10_000), "latency_naive_rows": 50, "pg_rows": (10_000, 100_000),
-                         "duck_rows": (10_000, 100_000), "versus_rows": (10_000,)}
+                         "duck_rows": (10_000, 100_000), "versus_rows": (10_000,), "versus_latency_rows": (2_000,)}
 
 
 def _numbers(text: str) -> tuple[int, ...]:
@@ -86,6 +86,14 @@ def _benchmarks(text: str) -> tuple[str, ...]:
     return chosen
 
 
+def _names(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in versus_handwritten.WAREHOUSES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"warehouses are {', '.join(versus_handwritten.WAREHOUSES)}; got {text!r}")
+    return names
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -114,8 +122,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="latency benchmark: rows the naive loop goes through per lookup, extrapolated "
                              "to the tables (default 200)")
     parser.add_argument("--versus-rows", type=_numbers, metavar="N,N",
-                        help="provider vs hand-written DAG: table sizes (default 100000,1000000), on loopback "
-                             "and with --latency-ms")
+                        help="provider vs hand-written DAGs: table sizes on loopback (default 1000000)")
+    parser.add_argument("--versus-latency-rows", type=_numbers, metavar="N,N",
+                        help="provider vs hand-written DAGs: table sizes with --latency-ms (default 20000)")
+    parser.add_argument("--versus-warehouses", type=_names, metavar="LIST",
+                        default=versus_handwritten.WAREHOUSES,
+                        help="provider vs hand-written DAGs: warehouses on loopback, the first also with latency "
+                             f"(default {','.join(versus_handwritten.WAREHOUSES)})")
     parser.add_argument("--repeats", type=int, metavar="N", help="runs per hook configuration (default 3)")
     parser.add_argument("--duration", type=float, metavar="S", help="seconds per emulator point (default 3)")
     parser.add_argument("--seed", type=int, default=2026, help="seed of the customer tables (default 2026)")
@@ -146,7 +159,9 @@ def _plan(args: argparse.Namespace) -> dict[str, Callable[[Path], Section]]:
         "table_postgres": lambda work: table_postgres.run(
             table_postgres.PostgresOptions(sizes=tuple(_option(args, "pg_rows")), seed=args.seed), work),
         "handwritten": lambda work: versus_handwritten.run(versus_handwritten.VersusOptions(
-            sizes=tuple(_option(args, "versus_rows")), latency_ms=args.latency_ms, seed=args.seed), work),
+            loopback_sizes=tuple(_option(args, "versus_rows")),
+            latency_sizes=tuple(_option(args, "versus_latency_rows")), warehouses=args.versus_warehouses,
+            latency_ms=args.latency_ms, seed=args.seed), work),
         "table_duckdb": lambda work: table_duckdb.run(
             table_duckdb.DuckDBOptions(sizes=tuple(_option(args, "duck_rows")), seed=args.seed), work),
         "latency": lambda work: latency.run(wan, work),

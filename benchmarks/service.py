@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Self
 
-from airflow_provider_namelookup.emulator.server import EmulatorProcess
+from namelookup_emulator.server import EmulatorProcess
 
 SEED_CREDITS = 50_000_000
 """Credits of the benchmark account: far more than any run spends."""

@@ -1,7 +1,7 @@
 """Benchmark 5: the table engine on a DuckDB file (default 100,000 and 1,000,000 rows).
 
 For each size a DuckDB file with a ``customers`` table of
-:func:`~airflow_provider_namelookup.emulator.sample.customer_rows` is built (one
+:func:`~namelookup_emulator.sample.customer_rows` is built (one
 ``INSERT ... SELECT UNNEST`` of the columns), then ``SqlGenderLookupOperator(...).execute({})``
 runs twice in fresh processes (:mod:`benchmarks.child`) through the real DuckDB hook
 (``apache-airflow-providers-duckdb``): the first run and an unchanged rerun. Credits and
@@ -19,11 +19,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from airflow_provider_namelookup.emulator.sample import customer_rows
-from airflow_provider_namelookup.engine.plan import LookupKind, RowSpec, plan_row
+from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules, plan_name
 from benchmarks.figures import Section
 from benchmarks.service import BenchService
 from benchmarks.table_enrichment import Run, first_and_rerun, measured_run
+from namelookup_emulator.sample import customer_rows
 
 WAREHOUSE_CONN_ID = "bench_duckdb"
 STATEMENT_BUDGET = 40
@@ -58,11 +58,11 @@ def build_customers(path: Path, size: int, *, seed: int) -> tuple[int, int]:
         pairs = db.execute("SELECT first_name, country, COUNT(*) FROM customers GROUP BY ALL").fetchall()
     finally:
         db.close()
-    spec = RowSpec(LookupKind.GENDER)
+    spec = QueryRules(LookupKind.GENDER)
     valid: set[str] = set()
     invalid = 0
     for name, country, repeats in pairs:
-        planned = plan_row(None, name, spec, country=country)
+        planned = plan_name(name, spec, country=country)
         if planned.query is None:
             invalid += repeats
         else:

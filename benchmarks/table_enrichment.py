@@ -1,7 +1,7 @@
 """Benchmark 1 (the headline): enrich a customers table with the provider, beside a naive loop.
 
 For each table size (default 100,000 and 1,000,000 rows of
-:func:`~airflow_provider_namelookup.emulator.sample.customer_rows`, in SQLite):
+:func:`~namelookup_emulator.sample.customer_rows`, in SQLite):
 
 1. **provider, first run**: ``SqlGenderLookupOperator(...).execute({})``
    (:mod:`benchmarks.provider`) into a new ``customers_gender`` table;

@@ -1,7 +1,7 @@
 """Benchmark 4: the table engine on PostgreSQL, from 100,000 up to 10,000,000 rows.
 
 For each size a ``customers_<id>`` table of
-:func:`~airflow_provider_namelookup.emulator.sample.customer_rows` is bulk-loaded with
+:func:`~namelookup_emulator.sample.customer_rows` is bulk-loaded with
 ``COPY`` into the ``test`` database of the local PostgreSQL (``127.0.0.1:5432``, user
 ``postgres``), then ``SqlGenderLookupOperator(...).execute({})`` runs twice in fresh
 processes (:mod:`benchmarks.child`): the first run and an unchanged rerun, each with
@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_namelookup.emulator.sample import customer_rows
-from airflow_provider_namelookup.engine.plan import LookupKind, RowSpec, plan_row
+from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules, plan_name
 from benchmarks.figures import Section, count, megabytes, seconds
 from benchmarks.service import BenchService
 from benchmarks.table_enrichment import Run, first_and_rerun, measured_run
+from namelookup_emulator.sample import customer_rows
 
 WAREHOUSE_CONN_ID = "bench_postgres"
 POSTGRES = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "dbname": "test"}
@@ -75,13 +75,13 @@ def load_customers(table: str, size: int, *, seed: int) -> None:
 
 def distinct_queries(table: str) -> tuple[int, int]:
     """``(distinct valid queries, invalid rows)`` of a customers table, by the planner's rules."""
-    spec = RowSpec(LookupKind.GENDER)
+    spec = QueryRules(LookupKind.GENDER)
     valid: set[str] = set()
     invalid = 0
     with _connect() as db:
         for name, country, repeats in db.execute(
                 f"SELECT first_name, country, COUNT(*) FROM {table} GROUP BY first_name, country"):
-            planned = plan_row(None, name, spec, country=country)
+            planned = plan_name(name, spec, country=country)
             if planned.query is None:
                 invalid += repeats
             else:

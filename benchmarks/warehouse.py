@@ -1,11 +1,11 @@
 """The SQLite warehouses the table benchmark enriches, and what is known about them up front.
 
 Each warehouse holds one table ``customers(customer_id INTEGER PRIMARY KEY, first_name,
-country)`` filled from :func:`~airflow_provider_namelookup.emulator.sample.customer_rows`:
+country)`` filled from :func:`~namelookup_emulator.sample.customer_rows`:
 real name frequencies per country, so a few names repeat very often, and about 1% of
 rows invalid on purpose. :class:`TableFacts` counts, independently of the table
 operator, what a correct run must pay for: the distinct valid queries, by the spec's
-own normalisation rules (:func:`~airflow_provider_namelookup.engine.plan.plan_row`
+own normalisation rules (:func:`~airflow_provider_namelookup.engine.plan.plan_name`
 applied once per distinct ``(first_name, country)`` pair).
 
 Example::
@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_namelookup.emulator.sample import customer_rows
-from airflow_provider_namelookup.engine.plan import LookupKind, RowSpec, plan_row
+from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules, plan_name
+from namelookup_emulator.sample import customer_rows
 
 SCHEMA = "CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, first_name TEXT, country TEXT)"
 
@@ -67,7 +67,7 @@ def table_facts(path: Path, lookup: LookupKind = LookupKind.GENDER) -> TableFact
     :param lookup: whose queries to count: gender queries carry the country hint;
         country-of-origin queries are the name alone (the operator reads no hint column).
     """
-    spec = RowSpec(lookup)
+    spec = QueryRules(lookup)
     hinted = lookup.takes_hints
     db = sqlite3.connect(path)
     try:
@@ -78,7 +78,7 @@ def table_facts(path: Path, lookup: LookupKind = LookupKind.GENDER) -> TableFact
         valid: set[str] = set()
         invalid = 0
         for name, country, repeats in pairs:
-            planned = plan_row(None, name, spec, country=country if hinted else None)
+            planned = plan_name(name, spec, country=country if hinted else None)
             if planned.query is None:
                 invalid += repeats
             else:

@@ -21,6 +21,17 @@ def _table(rows: list[tuple[Any, ...]], headers: tuple[str, ...]) -> str:
     return "\n".join(f"    {line}" for line in lines)
 
 
+COUNTED = {
+    "customers_gender": ("first name and country hint", 1),
+    "customers_origin": ("first name alone: no hint is read", 2),
+}
+"""What one query of each target is, and its price in credits: what the credits count."""
+
+
+def _count(count: int, one: str, many: str) -> str:
+    return f"{count:,} {one if count == 1 else many}"
+
+
 def print_report(warehouse: DemoWarehouse, runs: list[dict[str, Any]], *, seed_credits: int,
                  emulator_stats: dict[str, Any]) -> None:
     db = warehouse.connect()
@@ -30,12 +41,17 @@ def print_report(warehouse: DemoWarehouse, runs: list[dict[str, Any]], *, seed_c
         distinct = q("SELECT COUNT(DISTINCT lower(trim(first_name))) FROM customers")[0][0]
         print("\n================ Name Lookup demo: summary ================")
         print(f"Warehouse: {warehouse.label}, {warehouse.path}")
-        print(f"Customers: {customers:,} rows, {distinct:,} distinct first names")
-        for table in ("customers_gender", "customers_origin"):
+        print(f"Customers: {_count(customers, 'row', 'rows')}, {distinct:,} distinct first names")
+        print("  (the service is paid per distinct query; a gender query is a first name with its row's country")
+        print("   hint, so one name with two countries is two queries: the credits count queries, not names)")
+        for table, (query, price) in COUNTED.items():
             by_status = dict(q(f"SELECT status, COUNT(*) FROM {table} GROUP BY status"))
             credits = q(f"SELECT COALESCE(SUM(credits_used), 0) FROM {table}")[0][0]
-            print(f"{table}: {by_status.get('ok', 0):,} rows enriched, {by_status.get('error', 0):,} rows with "
-                  f"errors, {credits:,} credits")
+            queries = q(f"SELECT COUNT(DISTINCT query_hash) FROM {table} WHERE status = 'ok'")[0][0]
+            print(f"{table}: {_count(by_status.get('ok', 0), 'row', 'rows')} enriched, "
+                  f"{_count(by_status.get('error', 0), 'row with an error', 'rows with errors')} (free)")
+            print(f"    {credits:,} credits for {_count(queries, 'distinct query', 'distinct queries')} ({query}), "
+                  f"{_count(price, 'credit', 'credits')} each")
         previous = seed_credits
         for run in runs:
             print(f"  {run['label']}: {previous - run['remaining']:,} credits spent in {run['seconds']:.1f} s")
@@ -62,7 +78,7 @@ def print_report(warehouse: DemoWarehouse, runs: list[dict[str, Any]], *, seed_c
                      ("country", "rows", "female", "male", "unknown")))
 
         print("\nRows kept with an error (they cost nothing):")
-        print(_table(q("""SELECT customer_id, substr(error, 1, 90) FROM customers_gender
+        print(_table(q("""SELECT customer_id, error FROM customers_gender
                           WHERE status = 'error' ORDER BY customer_id LIMIT 5"""), ("id", "error")))
         print()
     finally:

@@ -16,14 +16,15 @@ import secrets
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_namelookup.emulator.server import EmulatorProcess
 from demo.report import print_report
 from demo.warehouses import KINDS, DemoWarehouse, demo_warehouse
+from namelookup_emulator.server import EmulatorProcess
 
 ROOT = Path(__file__).resolve().parent.parent
 DAG_ID = "namelookup_warehouse_enrichment"
@@ -59,11 +60,22 @@ def airflow(args: Sequence[str], env: dict[str, str], log: Path) -> None:
         raise SystemExit(f"airflow {' '.join(args)} failed (exit {done.returncode}); full log: {log}")
 
 
-def progress_lines(log: Path, since: int) -> list[str]:
+def progress_lines(log: Path, since: int, width: int = 100) -> list[str]:
+    """The run's plan and progress messages from the Airflow log, whole: a long one goes on over
+    several lines, broken between words (never inside a number), the next lines indented.
+
+    >>> import tempfile
+    >>> log = Path(tempfile.mkdtemp()) / "airflow.log"
+    >>> _ = log.write_text("2026-11-25T10:00:00Z [info     ] Plan for t: 4,000 rows, 2,666 distinct new "
+    ...                    "queries (2,666 credits) [airflow.task] loc=run.py:1\\n")
+    >>> progress_lines(log, 0, width=40)
+    ['Plan for t: 4,000 rows, 2,666 distinct', '  new queries (2,666 credits)']
+    """
     lines = log.read_text().splitlines()[since:]
     keep = ("Plan for", "Progress:", "credits remaining", "Created target table")
     messages = [line.split("] ", 1)[-1].rsplit(" [", 1)[0] for line in lines if any(k in line for k in keep)]
-    return [m[:150] for m in messages]
+    return [part for m in messages
+            for part in textwrap.wrap(m, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

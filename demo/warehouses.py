@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_namelookup.emulator.sample import customer_rows
+from namelookup_emulator.sample import customer_rows
 
 KINDS = ("sqlite", "duckdb")
 _SCHEMA = "CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, first_name TEXT, country TEXT)"

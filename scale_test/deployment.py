@@ -217,7 +217,7 @@ class Deployment:
         log(f"metadata database migrated in {time.monotonic() - started:.0f} s")
 
         python = sys.executable
-        self.processes.start("emulator", [python, "-m", "airflow_provider_namelookup.emulator", "--port",
+        self.processes.start("emulator", [python, "-m", "namelookup_emulator", "--port",
                                           str(self.emulator_port), "--seed-credits", str(self.options.credits),
                                           "--log-level", "warning"],
                              env={"NAMELOOKUP_EMULATOR_SEED_TOKEN": self.token})

@@ -1,7 +1,7 @@
 """PostgreSQL databases of a scale test: created with a unique name, filled, checked and dropped.
 
 The warehouse holds ``customers(customer_id, first_name, country)`` filled from
-:func:`~airflow_provider_namelookup.emulator.sample.customer_rows` (real name
+:func:`~namelookup_emulator.sample.customer_rows` (real name
 frequencies, about 1% invalid rows) with ``COPY``; :meth:`Warehouse.check` reads
 what the enrichment left in ``customers_gender``, by SQL alone.
 
@@ -25,7 +25,7 @@ from typing import Any
 import psycopg2
 from psycopg2 import sql
 
-from airflow_provider_namelookup.emulator.sample import customer_rows
+from namelookup_emulator.sample import customer_rows
 from scale_test.facts import QueryFacts, count_queries
 
 SOURCE_TABLE = "customers"

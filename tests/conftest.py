@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from airflow_provider_namelookup.emulator import EmulatorServer
+from namelookup_emulator import EmulatorServer
 
 
 @pytest.fixture(scope="session")

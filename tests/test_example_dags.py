@@ -22,8 +22,8 @@ def test_dagbag_imports_every_example_without_errors_or_warnings() -> None:
         warnings.simplefilter("always")
         bag = dag_bag(EXAMPLES)
     assert bag.import_errors == {}
-    assert sorted(bag.dags) == ["namelookup_credit_gate", "namelookup_scale_out", "namelookup_warehouse_enrichment",
-                                "namelookup_xcom_flow"]
+    assert sorted(bag.dags) == ["namelookup_approved_enrichment", "namelookup_credit_gate", "namelookup_scale_out",
+                                "namelookup_warehouse_enrichment", "namelookup_xcom_flow"]
     assert [str(w.message) for w in caught if "airflow_provider_namelookup" in str(w.filename)
             or "example_dags" in str(w.filename)] == []
     for dag in bag.dags.values():
@@ -92,7 +92,7 @@ def test_credit_gate(namelookup: Any, airflow_db: Path, min_credits: int, ran: s
 def test_scale_out(warehouse: Any, namelookup: Any, airflow_db: Path) -> None:
     """The mapped shards of the scale-out example cover every row once and pay each distinct query once
     (here run one after another by ``dag.test()``; ``make scale-test`` runs them on two Celery workers)."""
-    from airflow_provider_namelookup.emulator.sample import customer_rows
+    from namelookup_emulator.sample import customer_rows
     from scale_test.facts import count_queries
 
     rows = list(customer_rows(300, seed=10))
@@ -114,3 +114,49 @@ def test_scale_out(warehouse: Any, namelookup: Any, airflow_db: Path) -> None:
     assert 1000 - namelookup.remaining() == facts.distinct_queries
     keys = [key for (key,) in warehouse.rows(f"SELECT customer_id FROM {table}_gender")]
     assert sorted(keys) == [key for key, _, _ in rows]
+
+
+@pytest.fixture
+def small_customers(sqlite_warehouse: Any) -> Iterator[tuple[Any, str]]:
+    """The customers table of the enrichment examples on SQLite, the examples pointed at it."""
+    table = sqlite_warehouse.table_name()
+    sqlite_warehouse.hook.run(f"CREATE TABLE {table} (customer_id INTEGER PRIMARY KEY, first_name TEXT, country TEXT)")
+    sqlite_warehouse.insert(table, [(1, "Theresa", "DE"), (2, "Andrea", "IT"), (3, "Andrea", "DE"),
+                                    (4, "Lars", None), (5, "theresa", "DE"), (6, "", None), (7, "Giulia", "IT")])
+    os.environ.update(NAMELOOKUP_WAREHOUSE_CONN_ID=sqlite_warehouse.conn_id, NAMELOOKUP_CUSTOMERS_TABLE=table)
+    yield sqlite_warehouse, table
+    for name in ("NAMELOOKUP_WAREHOUSE_CONN_ID", "NAMELOOKUP_CUSTOMERS_TABLE"):
+        os.environ.pop(name, None)
+
+
+@pytest.mark.compat
+def test_approved_enrichment_goes_on_without_asking_under_the_limit(small_customers: tuple[Any, str],
+                                                                   namelookup: Any, airflow_db: Path) -> None:
+    """5 credits planned, auto_approve_below 500 (the default): no approval asked, the run pays 5.
+    The approval and rejection paths, with a person answering through the REST API, are in
+    tests/evaluation/test_approval_dag.py."""
+    warehouse, table = small_customers
+    handle = load_dag(airflow_db / "namelookup_approved_enrichment.py", "namelookup_approved_enrichment")
+    assert str(handle.run().state) == "success"
+    assert handle.xcom("plan")["credits_needed"] == 5 and handle.xcom("review", key="cost") == 5
+    assert (handle.state("auto_approved"), handle.state("approve"), handle.state("enrich")) == (
+        "success", "skipped", "success")
+    assert 100 - namelookup.remaining() == 5
+    assert "**100 credits** left" in handle.xcom("review", key="body")
+    assert len(warehouse.rows(f"SELECT customer_id FROM {table}_gender WHERE status = 'ok'")) == 6
+
+    assert str(handle.run(run_conf={"auto_approve_below": 0}).state) == "success"  # nothing left: 0 credits,
+    assert handle.state("auto_approved") == "success"  # and a plan of 0 never waits for a person
+    assert 100 - namelookup.remaining() == 5
+
+
+def test_approved_enrichment_says_what_is_missing_without_the_hitl_operators(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An older standard provider (no operators.hitl): the DAG's import error says what it needs."""
+    import runpy
+    import sys
+
+    monkeypatch.setitem(sys.modules, "airflow.providers.standard.operators.hitl", None)
+    with pytest.raises(ImportError, match=r"namelookup_approved_enrichment needs Airflow's human-in-the-loop "
+                                          r"ApprovalOperator .* Upgrade apache-airflow-providers-standard"):
+        runpy.run_path(str(EXAMPLES / "namelookup_approved_enrichment.py"))

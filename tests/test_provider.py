@@ -110,7 +110,8 @@ def test_providers_manager_discovers_hook_operators_sensor_and_trigger() -> None
                         and issubclass(obj, BaseOperator) and obj.__module__ == module_name
                         and not name.startswith("_")}
     assert {"GenderLookupOperator", "CountryOfOriginOperator", "SqlGenderLookupOperator",
-            "SqlCountryOfOriginOperator", "NameLookupCreditsSensor"} <= classes
+            "SqlCountryOfOriginOperator", "NameLookupCreditsSensor", "GenderEvaluationOperator",
+            "SqlGenderEvaluationOperator"} <= classes
     triggers = {t.trigger_class_name for t in manager.trigger if t.package_name == PACKAGE}
     assert triggers == {"airflow_provider_namelookup.triggers.credits"}
     if AIRFLOW_V_3_2_PLUS:  # read from the provider info, without importing the hook

@@ -23,7 +23,8 @@ pytestmark = pytest.mark.usefixtures("airflow_db")
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 RUN, DAG_RUN, DAG_PARSE = "run", "dag-run", "dag-parse"
 MODES = {"Connection": RUN, "Hooks": RUN, "Operators over XCom": DAG_RUN, "Operators over tables": DAG_RUN,
-         "Credit sensor": DAG_RUN, "The usage record": RUN, "Scaling out": DAG_PARSE}
+         "Credit sensor": DAG_RUN, "The usage record": RUN, "Scaling out": DAG_PARSE,
+         "Evaluating a table": DAG_PARSE, "Evaluating an XCom list": DAG_RUN, "In a notebook": RUN}
 """How the snippets of each section run (a new section with a snippet must say how here)."""
 
 

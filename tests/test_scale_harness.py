@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_namelookup.emulator.sample import customer_rows
-from airflow_provider_namelookup.engine.plan import LookupKind, RowSpec, distinct_queries, plan_row
+from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules, plan_name
+from namelookup_emulator.sample import customer_rows
 from scale_test.facts import count_queries
 from scale_test.hostname import HOSTNAME_ENV, worker_hostname
 from scale_test.processes import Processes
@@ -18,10 +18,10 @@ from scale_test.processes import Processes
 def test_independent_count_agrees_with_the_plan_step() -> None:
     rows = list(customer_rows(5_000, seed=3))
     facts = count_queries((name, country) for _, name, country in rows)
-    planned = [plan_row(key, name, RowSpec(LookupKind.GENDER), country=country) for key, name, country in rows]
+    planned = [plan_name(name, QueryRules(LookupKind.GENDER), country=country, ref=key) for key, name, country in rows]
     assert facts.rows == 5_000
     assert facts.invalid_rows == sum(1 for p in planned if p.query is None) > 0
-    assert facts.distinct_queries == len(distinct_queries(planned)) < 5_000
+    assert facts.distinct_queries == len({p.query_hash for p in planned if p.query is not None}) < 5_000
 
 
 def test_count_normalises_like_the_service() -> None:

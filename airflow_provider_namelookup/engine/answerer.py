@@ -1,4 +1,4 @@
-"""The call step: answer distinct queries through the async hook, within the budget.
+"""The call step: answer distinct queries through the service, within the budget.
 
 A query's identity is its hash from the plan (:func:`~.plan.query_hash`), from the source
 to the sink: it travels as the query's ``id`` on the wire, so an answer comes back under
@@ -6,7 +6,7 @@ the hash of its question, with no second mapping.
 
 Example::
 
-    answerer = QueryAnswerer(hook, LookupKind.GENDER, budget, progress)
+    answerer = QueryAnswerer(service, LookupKind.GENDER, budget, progress)
     async for answered in answerer.answer({"<hash>": query, ...}):
         store(answered)                    # {hash: result}, batch by batch
     answerer.deferred                      # hashes left for the next run (budget)
@@ -15,12 +15,11 @@ Example::
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
 
 from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.engine.budget import CreditBudget
+from airflow_provider_namelookup.engine.ports import LookupService, Result
 from airflow_provider_namelookup.engine.progress import RunProgress
-from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.models import Query
 
 
@@ -32,21 +31,21 @@ class QueryAnswerer:
     the calls already in flight are still yielded before the error propagates, so the
     caller can keep them.
 
-    :param hook: the async hook (its ``max_concurrency`` bounds requests in flight).
+    :param service: the service (the async hook).
     :param lookup: which endpoint to call.
     :param budget: the run's credit budget.
-    :param progress: the run's counters (lookups, credits, requests).
+    :param progress: the run's counters (lookups).
     """
 
-    def __init__(self, hook: NameLookupAsyncHook, lookup: LookupKind, budget: CreditBudget,
+    def __init__(self, service: LookupService, lookup: LookupKind, budget: CreditBudget,
                  progress: RunProgress) -> None:
-        self.hook = hook
+        self.service = service
         self.lookup = lookup
         self.budget = budget
         self.progress = progress
         self.deferred: set[str] = set()
 
-    async def answer(self, queries: Mapping[str, Query]) -> AsyncIterator[dict[str, dict[str, Any]]]:
+    async def answer(self, queries: Mapping[str, Query]) -> AsyncIterator[dict[str, Result]]:
         """Answers by query hash, as each request comes back.
 
         :param queries: the queries to ask, by hash (as the plan made them: no id).
@@ -55,24 +54,12 @@ class QueryAnswerer:
         items = list(queries.items())
         allowed = self.budget.grant(len(items), cost=cost)
         self.deferred.update(h for h, _ in items[allowed:])
-        tagged = [query.with_id(query_hash) for query_hash, query in items[:allowed]]  # the hash is its id
         answered = 0
         try:
-            async for chunk in self._results(tagged):
-                answered += len(chunk)
-                self.progress.lookups += len(chunk)
-                self.progress.absorb_call_stats(self.hook.stats)
-                yield chunk
+            if allowed:
+                async for chunk in self.service.answers(self.lookup, dict(items[:allowed])):
+                    answered += len(chunk)
+                    self.progress.lookups += len(chunk)
+                    yield chunk
         finally:
-            self.budget.refund(len(tagged) - answered, cost=cost)
-            self.progress.absorb_call_stats(self.hook.stats)
-
-    async def _results(self, queries: list[Query]) -> AsyncIterator[dict[str, dict[str, Any]]]:
-        if not queries:
-            return
-        if self.lookup is LookupKind.GENDER:
-            async for batch, results in self.hook.iter_gender_batches(queries):
-                yield {str(q.id): r for q, r in zip(batch, results, strict=True)}
-        else:
-            async for query, result in self.hook.iter_country_of_origin(queries):
-                yield {str(query.id): result}
+            self.budget.refund(allowed - answered, cost=cost)

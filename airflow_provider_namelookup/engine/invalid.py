@@ -2,14 +2,15 @@
 
 A table may hold thousands of rows with the same mistake (an empty name, an unknown
 country); the log shows each message once, with how many rows hold it and one of them:
-its key and its value, truncated, with the connection's token masked.
+its key and its value, with the connection's token masked and only then cut
+(:func:`~airflow_provider_namelookup.token_guard.shown_safely`).
 
 Example::
 
     >>> import logging
     >>> invalid = InvalidValues(secrets=frozenset({"t0ken-secret"}))
     >>> err = NameLookupValidationError("parameter-first-name-invalid", "too long")
-    >>> invalid.note(err, SourceValue(ref=None, raw={}, rows=3, first_key=17, shown="x" * 60))
+    >>> invalid.note(err, Question(None, None, "invalid:1", err, rows=3, first_key=17, shown="x" * 60))
     >>> invalid.lines()[0]
     "3 rows (e.g. key 17: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…'): parameter-first-name-invalid: too long"
 """
@@ -20,8 +21,9 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_namelookup.engine.ports import SourceValue
+from airflow_provider_namelookup.engine.ports import Question
 from airflow_provider_namelookup.errors import NameLookupValidationError
+from airflow_provider_namelookup.token_guard import mask_secrets, shown_safely
 
 SHOWN_LENGTH = 40
 """Characters of an invalid value shown in the log."""
@@ -36,16 +38,6 @@ class _Folded:
     value: Any
 
 
-def shown_value(value: Any, secrets: frozenset[str]) -> str:
-    """``value`` as a log may show it: the token masked, cut to :data:`SHOWN_LENGTH` characters."""
-    if not isinstance(value, str):
-        return repr(value)[:SHOWN_LENGTH]  # a number, None: no token fits in it, nothing to quote
-    for secret in secrets:
-        if secret:
-            value = value.replace(secret, "***")
-    return repr(value[:SHOWN_LENGTH] + "…" if len(value) > SHOWN_LENGTH else value)
-
-
 class InvalidValues:
     """The invalid values of one run, by message.
 
@@ -56,11 +48,8 @@ class InvalidValues:
         self.secrets = secrets
         self._by_message: dict[str, _Folded] = {}
 
-    def note(self, error: NameLookupValidationError, value: SourceValue) -> None:
-        message = str(error)
-        for secret in self.secrets:
-            if secret:
-                message = message.replace(secret, "***")
+    def note(self, error: NameLookupValidationError, value: Question) -> None:
+        message = mask_secrets(str(error), self.secrets)
         folded = self._by_message.get(message)
         if folded is None:
             self._by_message[message] = _Folded(value.rows, value.first_key, value.shown)
@@ -68,8 +57,11 @@ class InvalidValues:
             folded.rows += value.rows
 
     def lines(self) -> list[str]:
-        return [f"{f.rows} row{'s' if f.rows != 1 else ''} (e.g. key {f.key!r}: "
-                f"{shown_value(f.value, self.secrets)}): {message}" for message, f in self._by_message.items()]
+        return [f"{f.rows} row{'s' if f.rows != 1 else ''} (e.g. key {self._shown(f.key)}: "
+                f"{self._shown(f.value)}): {message}" for message, f in self._by_message.items()]
+
+    def _shown(self, value: Any) -> str:
+        return shown_safely(value, self.secrets, length=SHOWN_LENGTH)
 
     def log(self, logger: logging.Logger | Any, label: str) -> None:
         """Log up to :data:`MESSAGES_LOGGED` messages, and how many more there are."""

@@ -1,44 +1,45 @@
-"""The plan step: turn input rows into validated queries, without any I/O.
+"""The plan step: turn a source's values into validated queries, without any I/O.
 
-A row becomes a :class:`PlannedRow` holding either a :class:`Query` and its
+A value becomes a :class:`~.ports.Question` holding either a :class:`Query` and its
 ``query_hash`` (the identity used to deduplicate and to skip what was already
-enriched) or the validation error that keeps it from costing anything.
+answered) or the rule it broke, which keeps it from costing anything.
 
 Example::
 
-    >>> spec = RowSpec(lookup=LookupKind.GENDER, name_kind="first_name", default_country="DE")
-    >>> rows = [plan_row(1, "Anna", spec), plan_row(2, "anna ", spec), plan_row(3, "", spec)]
-    >>> rows[0].query_hash == rows[1].query_hash, rows[2].error.status_id
+    >>> rules = QueryRules(lookup=LookupKind.GENDER, name_kind="first_name", default_country="DE")
+    >>> planned = [plan_name("Anna", rules), plan_name("anna ", rules), plan_name("", rules)]
+    >>> planned[0].query_hash == planned[1].query_hash, planned[2].error.status_id
     (True, 'parameter-first-name-invalid')
-    >>> len(distinct_queries(rows)), spec.lookup.credits_per_query
-    (1, 1)
+    >>> planned[0].query
+    Query(kind='first_name', name='Anna', country='DE', locale=None, ip=None, id=None)
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["LookupKind", "PlannedRow", "RowSpec", "distinct_queries", "plan_query_object", "plan_refused",
-           "plan_row", "query_hash"]
-
+from airflow_provider_namelookup.api import sendable
 from airflow_provider_namelookup.contract import HINT_FIELDS, LookupKind
+from airflow_provider_namelookup.engine.ports import Question, SourceValue
 from airflow_provider_namelookup.errors import NameLookupValidationError
 from airflow_provider_namelookup.models import NAME_KINDS, NameKind, Query
 from airflow_provider_namelookup.token_guard import validate_query_without_secrets
 
+__all__ = ["LookupKind", "QueryRules", "build_query_object", "plan_name", "plan_value", "query_hash"]
+
 
 @dataclass(frozen=True)
-class RowSpec:
-    """How to read rows for one run.
+class QueryRules:
+    """How a run turns a source's values into queries.
 
     :param lookup: gender or country of origin.
     :param name_kind: what a bare name value is: ``first_name``, ``full_name`` or ``email``.
-    :param default_country: hint for rows that carry none (likewise locale and ip).
-    :param secrets: values no query may contain (the connection's token): a row holding
+    :param default_country: hint for values that carry none (likewise locale and ip).
+    :param secrets: values no query may contain (the connection's token): a value holding
         one is refused instead of sending the secret to the service and into results
         (the rule of :mod:`airflow_provider_namelookup.token_guard`).
     """
@@ -53,13 +54,13 @@ class RowSpec:
     def __post_init__(self) -> None:
         if self.name_kind not in NAME_KINDS:
             raise ValueError(f"name_kind must be one of {', '.join(NAME_KINDS)}, got {self.name_kind!r}")
+        hints = {"country": self.default_country, "locale": self.default_locale, "ip": self.default_ip}
+        object.__setattr__(self, "_hints", hints if self.lookup.takes_hints else {})
 
     @property
     def default_hints(self) -> dict[str, str | None]:
-        """Hint field → the value rows without one get (country of origin takes none)."""
-        if not self.lookup.takes_hints:
-            return {}
-        return {"country": self.default_country, "locale": self.default_locale, "ip": self.default_ip}
+        """Hint field → the value queries without one get (country of origin takes none)."""
+        return self._hints  # type: ignore[attr-defined]
 
     @property
     def fingerprint(self) -> str:
@@ -68,21 +69,11 @@ class RowSpec:
         A table target keeps it beside each row's raw values, so that a row is known to be
         unchanged without planning it again, and a changed default hint re-asks every row.
 
-        >>> RowSpec(LookupKind.GENDER).fingerprint == RowSpec(LookupKind.GENDER, default_country="DE").fingerprint
+        >>> QueryRules(LookupKind.GENDER).fingerprint == QueryRules(LookupKind.GENDER, default_country="DE").fingerprint
         False
         """
         parts = [self.lookup.value, self.name_kind, *(f"{k}={v or ''}" for k, v in self.default_hints.items())]
         return hashlib.sha256("\x1e".join(parts).encode()).hexdigest()[:12]
-
-
-@dataclass(frozen=True, slots=True)
-class PlannedRow:
-    """One input row after planning: a query to answer, or the rule it broke."""
-
-    ref: Any
-    query: Query | None
-    query_hash: str
-    error: NameLookupValidationError | None = None
 
 
 def query_hash(lookup: LookupKind, query: Query) -> str:
@@ -96,12 +87,13 @@ def _invalid_hash(lookup: LookupKind, raw: Any) -> str:
     return "invalid:" + hashlib.sha256(f"{lookup.value}\x1e{text}".encode("utf-8", "replace")).hexdigest()[:32]
 
 
-def build_query_object(name: Any, spec: RowSpec, *, country: Any = None, locale: Any = None,
+def build_query_object(name: Any, rules: QueryRules, *, country: Any = None, locale: Any = None,
                        ip: Any = None, id: Any = None) -> dict[str, Any]:
-    """A query object from a bare name plus per-row hints, falling back on the spec's defaults."""
-    raw: dict[str, Any] = {spec.name_kind: name}
+    """A query object from a bare name plus per-value hints; a hint that is missing or blank
+    gets the rules' default."""
+    raw: dict[str, Any] = {rules.name_kind: name}
     given = dict(zip(HINT_FIELDS, (country, locale, ip), strict=True))
-    for hint, default in spec.default_hints.items():
+    for hint, default in rules.default_hints.items():
         value = given[hint]
         chosen = default if value is None or (isinstance(value, str) and not value.strip()) else value
         if chosen is not None:
@@ -111,37 +103,32 @@ def build_query_object(name: Any, spec: RowSpec, *, country: Any = None, locale:
     return raw
 
 
-def plan_query_object(ref: Any, raw: Any, spec: RowSpec) -> PlannedRow:
-    """Plan one query object (a dict with first_name / full_name / email and hints)."""
-    if isinstance(raw, Mapping) and spec.lookup.takes_hints:
-        raw = {**raw}
-        for field, default in spec.default_hints.items():
-            if default is not None and raw.get(field) in (None, ""):
-                raw[field] = default
+def plan_value(value: SourceValue, rules: QueryRules) -> Question:
+    """Plan one source value: its query (validated, the token refused, the hash as identity), or
+    the rule it broke.
+
+    A query object given as a mapping gets the rules' default hints where its own are missing
+    or blank (:func:`build_query_object` already applied them to a bare name)."""
+    if value.refusal is not None:
+        return Question(value.ref, None, f"invalid:{value.ref!r}", value.refusal, value.rows, value.first_key,
+                        value.shown)
+    raw = value.query_object
+    if isinstance(raw, Mapping) and rules.default_hints:
+        missing = {f: d for f, d in rules.default_hints.items()
+                   if d is not None and (raw.get(f) is None or (isinstance(raw.get(f), str) and not raw[f].strip()))}
+        if missing:
+            raw = {**raw, **missing}
     try:
-        query = validate_query_without_secrets(raw, hints=spec.lookup.takes_hints, secrets=spec.secrets)
+        query = sendable(validate_query_without_secrets(raw, hints=rules.lookup.takes_hints, secrets=rules.secrets))
     except NameLookupValidationError as err:
-        return PlannedRow(ref, None, _invalid_hash(spec.lookup, raw), err)
-    return PlannedRow(ref, query, query_hash(spec.lookup, query))
+        return Question(value.ref, None, _invalid_hash(rules.lookup, raw), err, value.rows, value.first_key,
+                        value.shown)
+    return Question(value.ref, query, query_hash(rules.lookup, query), None, value.rows,
+                    value.first_key, value.shown)
 
 
-def plan_row(ref: Any, name: Any, spec: RowSpec, *, country: Any = None, locale: Any = None,
-             ip: Any = None, id: Any = None) -> PlannedRow:
-    """Plan one row given as a bare name (of ``spec.name_kind``) and optional hints."""
-    return plan_query_object(ref, build_query_object(name, spec, country=country, locale=locale, ip=ip, id=id),
-                             spec)
-
-
-def plan_refused(ref: Any, raw: Any, spec: RowSpec, detail: str, field: str | None = None) -> PlannedRow:
-    """A row that cannot even be read as a query (wrong shape), recorded as invalid."""
-    error = NameLookupValidationError("mandatory-parameter-missing", detail, field=field)
-    return PlannedRow(ref, None, _invalid_hash(spec.lookup, raw), error)
-
-
-def distinct_queries(rows: Iterable[PlannedRow]) -> dict[str, Query]:
-    """The distinct valid queries of some rows, by hash, in first-seen order."""
-    found: dict[str, Query] = {}
-    for row in rows:
-        if row.query is not None and row.query_hash not in found:
-            found[row.query_hash] = row.query.with_id(None)
-    return found
+def plan_name(name: Any, rules: QueryRules, *, country: Any = None, locale: Any = None, ip: Any = None,
+              id: Any = None, ref: Any = None) -> Question:
+    """Plan one bare name (of ``rules.name_kind``) with optional hints."""
+    raw = build_query_object(name, rules, country=country, locale=locale, ip=ip, id=id)
+    return plan_value(SourceValue(ref, raw, shown=name), rules)

@@ -1,25 +1,28 @@
-"""What the one run (:mod:`~airflow_provider_namelookup.engine.run`) needs from its two ends.
+"""What the one run (:mod:`~airflow_provider_namelookup.engine.run`) needs from its ends and the service.
 
 A run reads distinct questions from a :class:`QuestionSource`, keeps and shares answers
-in an :class:`AnswerCache`, and writes what it learned to a :class:`Sink`. Two sets of
-adapters implement them: an XCom list (:mod:`airflow_provider_namelookup.lists`, an
-in-memory cache seeded from the retry stash) and a warehouse table
-(:mod:`airflow_provider_namelookup.warehouse`, the shared answers table with leases).
+in an :class:`AnswerCache`, asks the :class:`LookupService` what nobody answered yet, and
+writes what it learned to a :class:`Sink`. Two sets of adapters implement the ends: an
+XCom list (:mod:`airflow_provider_namelookup.xcom`, an in-memory cache seeded from the
+retry stash) and a warehouse table (:mod:`airflow_provider_namelookup.warehouse`, the
+shared answers table with leases); the async hook
+(:class:`~airflow_provider_namelookup.hooks.namelookup.NameLookupAsyncHook`) is the service.
 
 Example (the list adapters, which keep everything in memory)::
 
-    run = LookupRun(spec, ListQuestions(items, spec), MemoryAnswers(saved), ListResults(), hook, log)
+    run = LookupRun(spec, ListQuestions(items, spec), MemoryAnswerCache(saved), ListResults(), hook, log)
     summary = await run.run()
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from airflow_provider_namelookup.engine.plan import PlannedRow
+from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.errors import NameLookupValidationError
+from airflow_provider_namelookup.models import Query
 
 Result = dict[str, Any]
 """One answer of the service, as it came (a gender or a country-of-origin result)."""
@@ -31,15 +34,17 @@ class SourceValue:
 
     :param ref: the sink's handle on the rows holding this value (a list index; a table's
         raw ``(name, country)``).
-    :param raw: the query object to plan (a mapping), or the error that refuses it outright
-        (None once planned: the run keeps its values, not their query objects).
+    :param query_object: the query object to plan (a mapping; None when refused).
+    :param refusal: why the value cannot even be read as a query (a list item of the wrong
+        shape), or None.
     :param rows: how many rows hold it.
     :param first_key: the lowest key of those rows (a table's rows carry prices by key).
     :param shown: the value as a log line may show it (the raw name).
     """
 
     ref: Any
-    raw: Mapping[str, Any] | NameLookupValidationError | None
+    query_object: Mapping[str, Any] | None
+    refusal: NameLookupValidationError | None = None
     rows: int = 1
     first_key: Any = None
     shown: Any = None
@@ -47,48 +52,51 @@ class SourceValue:
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """A source value after planning: a query (with its hash) or the rule it broke."""
+    """A source value after planning (:func:`~.plan.plan_value`): its query and the query's hash,
+    or the rule it broke (``error``; the hash then identifies the invalid value)."""
 
-    value: SourceValue
-    planned: PlannedRow
-
-    @property
-    def query_hash(self) -> str:
-        return self.planned.query_hash
+    ref: Any
+    query: Query | None
+    query_hash: str
+    error: NameLookupValidationError | None = None
+    rows: int = 1
+    first_key: Any = None
+    shown: Any = None
 
     @property
     def valid(self) -> bool:
-        return self.planned.query is not None
+        return self.query is not None
 
 
 class QuestionSource(Protocol):
     """Distinct values to look up, in pages.
 
-    :attr:`total_rows` is set once :meth:`pages` is exhausted (rows the source holds,
-    changed or not); :attr:`reads_while_writing` says whether lookups may start before
-    the last page (the source reads on a connection of its own).
+    :attr:`distinct_bound` is known once the first page is read: how many distinct values
+    :meth:`pages` yields in all (at most), so a run can check a bound on its need before the
+    last page; :attr:`total_rows` is set once :meth:`pages` is exhausted (rows the source holds,
+    changed or not); :attr:`reads_while_writing` says whether it can read on a connection of its
+    own while the run writes on another (else it reads everything before the first page);
+    :attr:`asks_while_reading` whether the run may ask a page's queries before the next page
+    (each page then costs statements of its own, which a cloud warehouse bills).
     """
 
     label: str
     reads_while_writing: bool
+    asks_while_reading: bool
     total_rows: int
+    distinct_bound: int | None
 
     async def prepare(self) -> bool:
         """Check the source can be read; False when it holds no row."""
         ...
 
-    def pages(self, *, separately: bool = False) -> AsyncIterator[Sequence[SourceValue]]:
+    def pages(self, *, own_connection: bool = False) -> AsyncGenerator[Sequence[SourceValue]]:
         """Pages of distinct values that need an answer (new or changed rows only).
 
-        :param separately: read on a connection of its own, so that the run may write to the
-            cache between pages (it looks up while it reads).
+        :param own_connection: read on a connection of its own, so that the run may write to
+            the cache between pages (it looks up while it reads).
         """
         ...
-
-    async def row_bound(self) -> int:
-        """An upper bound on the distinct values :meth:`pages` may yield (its row count)."""
-        ...
-
 
 @dataclass
 class ClaimOutcome:
@@ -115,9 +123,11 @@ class AnswerCache(Protocol):
     """
 
     name: str
-    lease_seconds: float | None
     store_every: float
     store_batch: int
+
+    @property
+    def lease_seconds(self) -> float | None: ...
 
     async def prepare(self, *, create: bool) -> None: ...
 
@@ -149,6 +159,10 @@ class AnswerCache(Protocol):
         """Extend this run's leases."""
         ...
 
+    async def close(self) -> None:
+        """The run is over: drop what it kept only for itself (staging tables)."""
+        ...
+
 
 @dataclass
 class RunOutcome:
@@ -173,4 +187,50 @@ class Sink(Protocol):
 
     async def fill(self, outcome: RunOutcome) -> None:
         """Write the rows of every answered (or invalid) question."""
+        ...
+
+
+@dataclass(frozen=True)
+class NetworkState:
+    """The service connection right now: requests in flight, how many are allowed, the smoothed latency."""
+
+    in_flight: int = 0
+    allowed: int = 0
+    latency_ms: float = 0.0
+
+
+class CallCounts(Protocol):
+    """What the service's calls cost so far (read when a summary is made)."""
+
+    requests: int
+    retries: int
+    credits_used: int
+    queries_maybe_charged_twice: int
+
+
+class LookupService(Protocol):
+    """The service, as a run uses it: answers to planned queries, the account's credits, counters.
+
+    :attr:`counters` counts the calls (the run's summary reads them, nothing copies them);
+    :attr:`shown_url` is the base URL as a log line may show it.
+    """
+
+    @property
+    def counters(self) -> CallCounts: ...
+
+    @property
+    def shown_url(self) -> str: ...
+
+    def network(self) -> NetworkState: ...
+
+    async def remaining_credits(self) -> int:
+        """The account's remaining credits (a free call)."""
+        ...
+
+    def answers(self, lookup: LookupKind, queries: Mapping[str, Query]) -> AsyncIterator[dict[str, Result]]:
+        """Answers by query hash, as each request comes back; on a failure, the answers of the
+        requests in flight come first, then the error.
+
+        :param queries: ``{hash: query}``: validated (the plan's), sent with the hash as id.
+        """
         ...

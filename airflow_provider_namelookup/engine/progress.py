@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 log = logging.getLogger(__name__)
-_NOT_IN_SUMMARY = ("started", "_last_log", "interval", "concurrency", "in_flight", "latency_ms", "reads_pages")
+_NOT_IN_SUMMARY = ("started", "_last_log", "interval", "concurrency", "in_flight", "latency_ms", "reads_pages",
+                   "calls")
+_FROM_CALLS = ("requests", "retries", "credits_used", "queries_maybe_charged_twice")
 
 
 @dataclass
@@ -28,6 +30,8 @@ class RunProgress:
     :param label: what is being enriched (for log lines).
     :param interval: seconds between progress lines.
     :param reads_pages: the source is read in pages (a table), so lines count them.
+    :param calls: the service's call counters (requests, retries, credits), read when a line
+        or the summary is made.
     """
 
     label: str
@@ -42,11 +46,7 @@ class RunProgress:
     distinct_queries: int = 0
     cache_hits: int = 0
     lookups: int = 0
-    credits_used: int = 0
     credits_needed: int = 0
-    requests: int = 0
-    retries: int = 0
-    queries_maybe_charged_twice: int = 0
     lookups_while_reading: int = 0
     """Lookups answered before the source was read to its end (pipelined country-of-origin runs)."""
     statements: int = 0
@@ -54,8 +54,20 @@ class RunProgress:
     concurrency: int = field(default=0, repr=False)
     in_flight: int = field(default=0, repr=False)
     latency_ms: float = field(default=0.0, repr=False)
+    calls: Any = field(default=None, repr=False)
     started: float = field(default_factory=time.monotonic, repr=False)
     _last_log: float = field(default_factory=time.monotonic, repr=False)
+
+    def _calls(self, name: str) -> int:
+        return int(getattr(self.calls, name, 0)) if self.calls is not None else 0
+
+    @property
+    def requests(self) -> int:
+        return self._calls("requests")
+
+    @property
+    def credits_used(self) -> int:
+        return self._calls("credits_used")
 
     @property
     def elapsed(self) -> float:
@@ -103,17 +115,8 @@ class RunProgress:
     def log_summary(self, logger: logging.Logger | Any = log) -> None:
         logger.info("Summary: %s", self.line())
 
-    def absorb_call_stats(self, stats: Any) -> None:
-        """Copy the hook's counters (requests, retries, credits, maybe-charged-twice, network)."""
-        self.requests = stats.requests
-        self.retries = stats.retries
-        self.credits_used = stats.credits_used
-        self.queries_maybe_charged_twice = stats.queries_maybe_charged_twice
-        self.concurrency = getattr(stats, "concurrency", 0)
-        self.in_flight = getattr(stats, "in_flight", 0)
-        self.latency_ms = getattr(stats, "latency_ms", 0.0)
-
     def summary(self) -> dict[str, Any]:
-        data = {k: v for k, v in asdict(self).items() if k not in _NOT_IN_SUMMARY}
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NOT_IN_SUMMARY}
+        data.update({name: self._calls(name) for name in _FROM_CALLS})
         data["duration_seconds"] = round(self.elapsed, 3)
         return data

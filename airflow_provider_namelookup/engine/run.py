@@ -1,20 +1,27 @@
-"""The one lookup run, for every source and sink: distinct → plan → already answered? →
-budget → claim → call → store → fill.
+"""The one lookup run, for every source and sink: read → plan → already answered? → budget →
+claim → ask → store → fill.
 
-1. **Distinct and plan** — the source yields its distinct values page by page (a table's
-   new and changed rows only, grouped in the warehouse; a list's items). Each is planned
-   once (:mod:`.plan`): a query with its hash, or the rule it broke (it costs nothing).
+1. **Read and plan** — the source yields its distinct values page by page (a table's new
+   and changed rows only, grouped in the warehouse; a list's items). Each is planned once
+   (:mod:`.plan`): a query with its hash, or the rule it broke (it costs nothing). Every
+   distinct query has one entry in the run's :class:`~.ledger.Ledger`.
 2. **Already answered?** — the answer cache knows which hashes have an answer; the rest,
    priced (:class:`~airflow_provider_namelookup.contract.LookupKind`), is the run's need.
 3. **Budget** — the need is checked once against ``max_credits`` and the account's
-   remaining credits (:func:`.budget.decide_budget`). A run that looks up while it still
-   reads (country of origin on a warehouse that reads on a second connection) decides on
-   a bound instead: one query per source row.
-4. **Claim, call, store** — the hashes to ask are claimed in the cache a group at a time
-   (another run's claims are waited for, not paid again), sent through the async hook
-   with the hash as each query's id (:mod:`.answerer`), and their answers stored behind
-   the lookups (:mod:`.writeback`). What the budget does not cover is released.
+   remaining credits (:func:`.budget.decide_budget`).
+4. **Claim, ask, store** — the hashes to ask are claimed in the cache a group at a time
+   (another run's claims are waited for, not paid again), sent to the service (the
+   :class:`~.ports.LookupService` port, which the async hook fills) with the hash as each
+   query's id (:mod:`.answerer`), and their answers stored behind the lookups
+   (:mod:`.writeback`). What the budget does not cover is released.
 5. **Fill** — the sink writes every row whose question is answered or invalid.
+
+A run works in one of two modes. It **reads, then asks** (:meth:`LookupRun._read_then_ask`):
+the whole source is read and planned, the exact need checked, then the lookups start. Or,
+when the source reads on a connection of its own and a bound on the need fits the budget
+(country of origin: one query per source row), it **asks while it reads**
+(:meth:`LookupRun._ask_while_reading`): each page's new queries are claimed and asked as
+soon as the page is planned.
 
 If a lookup fails (credits exhausted, network gone), the answers received are stored,
 the sink is filled with them, the claims are released, and the error is raised: the next
@@ -23,7 +30,7 @@ writing nothing.
 
 Example::
 
-    run = LookupRun(RowSpec(LookupKind.GENDER), source, cache, sink, hook, log, RunOptions(max_credits=500))
+    run = LookupRun(QueryRules(LookupKind.GENDER), source, cache, sink, async_hook, log, RunOptions(max_credits=500))
     progress = await run.run()
     progress.summary()["credits_used"]
 """
@@ -33,36 +40,35 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import Counter
-from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
-
-import httpx
 
 from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.engine.answerer import QueryAnswerer
 from airflow_provider_namelookup.engine.budget import CreditBudget, InsufficientCreditsMode, decide_budget
 from airflow_provider_namelookup.engine.invalid import InvalidValues
-from airflow_provider_namelookup.engine.plan import PlannedRow, RowSpec, plan_query_object
+from airflow_provider_namelookup.engine.ledger import ANSWERED_STATES, HOLDING, TO_CLAIM, Ledger, QueryState
+from airflow_provider_namelookup.engine.plan import QueryRules, plan_value
 from airflow_provider_namelookup.engine.ports import (
     AnswerCache,
     Claim,
+    LookupService,
     Question,
     QuestionSource,
+    Result,
     RunOutcome,
     Sink,
     SourceValue,
 )
 from airflow_provider_namelookup.engine.progress import RunProgress
 from airflow_provider_namelookup.engine.writeback import WriteBack
-from airflow_provider_namelookup.errors import NameLookupValidationError
-from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
-from airflow_provider_namelookup.hooks.transport_errors import display_url
-from airflow_provider_namelookup.models import Query
 
 _CLAIMS_AHEAD = 1
 """Claims made while the previous one is still being asked (so the next requests start at once)."""
+
+HashQueue = asyncio.Queue[list[str] | None]
+"""Hashes to claim, a page at a time; None when the source is read to its end."""
 
 
 @dataclass
@@ -88,120 +94,100 @@ class RunOptions:
 
 
 class LookupRun:
-    """One run; see the module docstring for its steps.
+    """One run; see the module docstring for its steps and modes.
 
-    :param spec: how values are read (lookup, name kind, default hints, secrets).
+    :param rules: how values become queries (lookup, name kind, default hints, secrets).
+    :param service: the service (the async hook).
     :param label: what is enriched, for log lines (default: the source's label).
     :param statements: how many SQL statements the run has sent so far (a warehouse's count).
     :param on_failure: called with the error when a step fails, after the answers are kept and
         the sink is filled, before the summary (which stays the last line of the log).
     """
 
-    def __init__(self, spec: RowSpec, source: QuestionSource, cache: AnswerCache, sink: Sink,
-                 hook: NameLookupAsyncHook, log: logging.Logger | Any, options: RunOptions | None = None, *,
+    def __init__(self, rules: QueryRules, source: QuestionSource, cache: AnswerCache, sink: Sink,
+                 service: LookupService, log: logging.Logger | Any, options: RunOptions | None = None, *,
                  label: str | None = None, statements: Callable[[], int] | None = None,
                  on_failure: Callable[[BaseException], None] | None = None) -> None:
-        self.spec = spec
-        self.lookup: LookupKind = spec.lookup
+        self.rules = rules
+        self.lookup: LookupKind = rules.lookup
         self.source = source
         self.cache = cache
         self.sink = sink
-        self.hook = hook
+        self.service = service
         self.log = log
         self.options = options or RunOptions()
         self.statements = statements
         self.on_failure = on_failure
         self.progress = RunProgress(label=label or source.label, interval=self.options.progress_interval,
-                                    reads_pages=getattr(source, "reads_pages", False))
+                                    reads_pages=getattr(source, "reads_pages", False), calls=service.counters)
+        self.ledger = Ledger()
         self.questions: list[Question] = []
-        self.queries: dict[str, Query] = {}
-        self.rows_by_hash: Counter[str] = Counter()
+        """Every planned value, in the order read (the sink's input)."""
         self.to_ask: list[str] = []
-        self.answered_before: set[str] = set()
-        self.answered_elsewhere: set[str] = set()
-        self.paid_here: set[str] = set()
-        self.deferred: set[str] = set()
-        self.invalid = InvalidValues(spec.secrets)
+        """The hashes no answer was found for when they were read: the run's need."""
+        self.invalid = InvalidValues(rules.secrets)
         self.remaining_credits: int | None = None
-        self.claimed: set[str] = set()
-        """Hashes this run claimed for itself and handed to the lookups."""
         self.looking_up = False
 
-    # Distinct and plan --------------------------------------------------------------------------------
-    def _plan(self, value: SourceValue) -> PlannedRow:
-        if isinstance(value.raw, NameLookupValidationError):
-            return PlannedRow(value.ref, None, f"invalid:{value.ref!r}", value.raw)
-        return plan_query_object(value.ref, value.raw, self.spec)
-
-    def _take(self, page: list[Question]) -> list[str]:
-        """Count a page's questions; the hashes of queries not seen before in this run."""
-        new: list[str] = []
-        for question in page:
-            value, planned = question.value, question.planned
-            self.progress.rows_read += value.rows
-            if planned.error is not None:
-                self.progress.rows_invalid += value.rows
-                self.invalid.note(planned.error, value)
-                continue
-            self.rows_by_hash[planned.query_hash] += value.rows
-            if planned.query_hash not in self.queries:
-                assert planned.query is not None
-                self.queries[planned.query_hash] = planned.query.with_id(None)
-                new.append(planned.query_hash)
-        return new
-
-    async def _read(self, feed: asyncio.Queue[list[str] | None] | None = None) -> None:
-        """Read and plan every page, then sort out what is answered. With a ``feed`` (a run that
-        looks up while it reads) each page is sorted out as it comes and its hashes to ask go
-        to the claimer at once."""
-        try:
-            async for values in self._pages(separately=feed is not None):
-                # the query object planned, the value is kept without it (a run holds every distinct value)
-                page = [Question(replace(v, raw=None), self._plan(v)) for v in values]
-                self.questions += page
-                new = self._take(page)
-                if feed is not None:
-                    await self._sort_out(page, new, feed)
-                if not self.looking_up:
-                    self.progress.tick(self.log)
-            if feed is None:  # every page read: sort out all of them at once
-                await self._sort_out(self.questions, list(self.queries), None)
-            self.progress.lookups_while_reading = self.progress.lookups if feed is not None else 0
-        finally:
-            if feed is not None:
-                await feed.put(None)
-        self.progress.rows_unchanged = self.source.total_rows - self.progress.rows_read
-        self.progress.rows_read = self.source.total_rows
-        self.invalid.log(self.log, self.progress.label)
-
-    async def _sort_out(self, page: list[Question], new: list[str],
-                        feed: asyncio.Queue[list[str] | None] | None) -> None:
-        """Hand the questions to the cache; note which new ones are answered already."""
-        if not page:
-            return
-        await self.cache.register(page)
-        answered = await self.cache.answered(new) if new else set()
-        self.answered_before |= answered
-        to_ask = [h for h in new if h not in answered]
-        self.to_ask += to_ask
-        self.progress.distinct_queries = len(self.to_ask)
-        if feed is not None and to_ask:
-            await feed.put(to_ask)
-
-    async def _pages(self, *, separately: bool) -> AsyncIterator[list[SourceValue]]:
-        async for values in self.source.pages(separately=separately):
-            self.progress.pages += 1
-            yield list(values)
-
-    # Budget -------------------------------------------------------------------------------------------
     @property
     def price(self) -> int:
         return self.lookup.credits_per_query
 
+    # Read and plan ----------------------------------------------------------------------------------------
+    def _plan_page(self, values: Sequence[SourceValue]) -> tuple[list[Question], list[str]]:
+        """Plan a page's values and count them; the page's questions and its hashes new to the run
+        (the ledger keeps each query without the caller's id: its hash is the id on the wire)."""
+        page = [plan_value(value, self.rules) for value in values]
+        self.questions += page
+        new: list[str] = []
+        for question in page:
+            self.progress.rows_read += question.rows
+            if question.query is None:
+                assert question.error is not None
+                self.progress.rows_invalid += question.rows
+                self.invalid.note(question.error, question)
+            elif self.ledger.add(question.query_hash, question.query.with_id(None), rows=question.rows):
+                new.append(question.query_hash)
+        return page, new
+
+    async def _find_answered(self, page: list[Question], new: list[str]) -> list[str]:
+        """Hand the questions to the cache; mark the new hashes it has an answer for; the others."""
+        if not page:
+            return []
+        await self.cache.register(page)
+        answered = await self.cache.answered(new) if new else set()
+        self.ledger.move(answered, QueryState.CACHED)
+        to_ask = [h for h in new if h not in answered]
+        self.to_ask += to_ask
+        self.progress.distinct_queries = len(self.to_ask)
+        return to_ask
+
+    async def _read(self, pages: AsyncIterator[Sequence[SourceValue]], to_claim: HashQueue | None = None) -> None:
+        """Plan every page (the first one was read already). Without ``to_claim`` the pages are
+        sorted out together at the end (one registration); with it each page is sorted out as it
+        comes, and its hashes to ask go to the claimer at once."""
+        try:
+            async for values in pages:
+                page, new = self._plan_page(values)
+                if to_claim is not None and (to_ask := await self._find_answered(page, new)):
+                    await to_claim.put(to_ask)
+                if not self.looking_up:
+                    self.progress.tick(self.log)
+            if to_claim is None:
+                await self._find_answered(self.questions, self.ledger.hashes(QueryState.NEW))
+            self.progress.lookups_while_reading = self.progress.lookups if to_claim is not None else 0
+        finally:
+            if to_claim is not None:
+                await to_claim.put(None)
+        self.progress.rows_unchanged = self.source.total_rows - self.progress.rows_read
+        self.progress.rows_read = self.source.total_rows
+        self.invalid.log(self.log, self.progress.label)
+
+    # Budget -----------------------------------------------------------------------------------------------
     async def _remaining(self) -> int:
         """The account's remaining credits: one free statistic call per run, at most."""
         if self.remaining_credits is None:
-            self.remaining_credits = int((await self.hook.get_statistic()).get("remaining_credits") or 0)
+            self.remaining_credits = await self.service.remaining_credits()
         return self.remaining_credits
 
     async def _decide(self, needed: int, *, mode: InsufficientCreditsMode | None = None) -> CreditBudget:
@@ -210,24 +196,25 @@ class LookupRun:
                                    remaining=self._remaining if self.options.check_remaining_credits else None)
 
     async def _budget_while_reading(self) -> CreditBudget | None:
-        """The budget of a run that looks up while it reads, or None when it must read first.
+        """The budget of a run that asks while it reads (decided once the first page is read), or
+        None when it must read first.
 
-        Only country of origin (one request per name) gains from it, and only where the source
-        reads on a connection of its own. The exact need is known only at the end of the
-        reading, and nothing may be spent before it is checked: so the run decides on a bound,
-        one query per source row, and reads first when even that bound does not fit.
+        The exact need is known only at the end of the reading, and nothing may be spent before it
+        is checked: so the run decides on a bound, every distinct value of the source (the first
+        page says how many there are) a new query, and reads first when even that bound does not
+        fit, or when the source asks it to (its pages cost statements a cloud warehouse bills).
         """
-        if self.options.plan_only or self.lookup is not LookupKind.ORIGIN or not self.source.reads_while_writing:
+        bound = self.source.distinct_bound
+        if self.options.plan_only or not self.source.asks_while_reading or bound is None:
             return None
-        bound = await self.source.row_bound() * self.price
-        trial = await self._decide(bound, mode="partial")  # a bound that does not fit means: read first
+        trial = await self._decide(bound * self.price, mode="partial")  # a bound that does not fit: read first
         return None if trial.short else trial
 
     def _log_plan(self, *, bound: int | None = None) -> None:
         p = self.progress
         if bound is not None:
-            self.log.info("Plan for %s: looking up while reading; at most %d credits (one query per source row), "
-                          "checked against the budget before anything is spent", p.label, bound)
+            self.log.info("Plan for %s: looking up while reading; at most %d credits (every distinct value a new "
+                          "query), checked against the budget before anything is spent", p.label, bound)
             return
         if not self.to_ask and not p.rows_read - p.rows_unchanged:
             self.log.info("Plan for %s: all %d rows unchanged, nothing to look up", p.label, p.rows_unchanged)
@@ -236,89 +223,99 @@ class LookupRun:
         self.log.info("Plan for %s: %s%d rows to enrich (%d unchanged, %d invalid), %d distinct new queries "
                       "(%d credits), %d already answered in %s", p.label, mode, p.rows_read - p.rows_unchanged,
                       p.rows_unchanged, p.rows_invalid, len(self.to_ask), p.credits_needed,
-                      len(self.answered_before), self.cache.name)
+                      self.ledger.count(QueryState.CACHED), self.cache.name)
 
-    # Claim, call, store ---------------------------------------------------------------------------------
-    async def _ask(self, feed: asyncio.Queue[list[str] | None], budget: CreditBudget) -> None:
+    # Claim, ask, store ---------------------------------------------------------------------------------------
+    async def _ask(self, to_claim: HashQueue, budget: CreditBudget) -> None:
         """Claim ahead (a producer) while what was claimed is asked (the consumer)."""
-        answerer = QueryAnswerer(self.hook, self.lookup, budget, self.progress)
+        answerer = QueryAnswerer(self.service, self.lookup, budget, self.progress)
         claimed: asyncio.Queue[tuple[Claim, list[str]]] = asyncio.Queue(maxsize=_CLAIMS_AHEAD)
         writeback = WriteBack(self.cache.store, interval=self.cache.store_every, batch=self.cache.store_batch,
                               on_stored=self._stored)
-        producer = asyncio.create_task(self._claim(feed, claimed, budget))
+        claimer = asyncio.create_task(self._claim(to_claim, claimed, budget))
         try:
             while True:
                 getter = asyncio.ensure_future(claimed.get())
-                await asyncio.wait({getter, producer}, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait({getter, claimer}, return_when=asyncio.FIRST_COMPLETED)
                 if getter.done():
                     await self._send(*getter.result(), answerer, writeback)
                     continue
                 getter.cancel()
                 if claimed.empty():
                     break
-            await producer  # its error, if it failed
+            await claimer  # its error, if it failed
         finally:
-            if not producer.done():
-                producer.cancel()
+            if not claimer.done():
+                claimer.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
-                    await producer
+                    await claimer
             await writeback.drain()
-            self.deferred |= answerer.deferred
 
-    async def _claim(self, feed: asyncio.Queue[list[str] | None],
-                     claimed: asyncio.Queue[tuple[Claim, list[str]]], budget: CreditBudget) -> None:
+    async def _claim(self, to_claim: HashQueue, claimed: asyncio.Queue[tuple[Claim, list[str]]],
+                     budget: CreditBudget) -> None:
+        """Claim the hashes that come in, a claim (chunk) at a time, and hand over what this run
+        won; come back to claims whose queries other runs hold every ``poll_seconds``, until
+        those are answered or taken over."""
         pending: list[Claim] = []
-        waiting: list[tuple[Claim, set[str]]] = []  # claims with hashes another run holds, and those hashes
-        feeding = True
-        while feeding or pending or waiting:
-            if feeding and (not pending or not feed.empty()):
+        waiting: list[Claim] = []
+        reading = True
+        while reading or pending or waiting:
+            if reading and (not pending or not to_claim.empty()):
                 try:  # while others' claims are waited for, look at them again every poll_seconds
-                    hashes = await asyncio.wait_for(feed.get(), self.options.poll_seconds if waiting else None)
+                    hashes = await asyncio.wait_for(to_claim.get(), self.options.poll_seconds if waiting else None)
                 except TimeoutError:
                     hashes = []
                 if hashes is None:
-                    feeding = False
+                    reading = False
                 elif hashes:
                     pending += self.cache.plan_claims(hashes)
                     continue
                 if not waiting:
                     continue
             if pending:
-                claim, wanted = pending.pop(0), None
+                claim = pending.pop(0)
                 if budget.exhausted(self.price):
-                    self.deferred.update(claim.hashes)
+                    self.ledger.move(claim.hashes, QueryState.DEFERRED, only_from=TO_CLAIM)
                     continue
             else:
-                if not feeding:
+                if not reading:
                     await asyncio.sleep(self.options.poll_seconds)
-                claim, wanted = waiting.pop(0)
-            outcome = await self.cache.claim(claim)
-            asked = set(claim.hashes) if wanted is None else wanted
-            self.answered_elsewhere |= (outcome.answered & asked) - self.answered_before - self.claimed
-            if held := outcome.held_by_others & asked:
-                waiting.append((claim, held))
-            own = set(outcome.mine)
-            mine = [h for h in claim.hashes if h in asked and h in own and h not in self.claimed]
+                claim = waiting.pop(0)
+            mine = await self._settle(claim)
+            if any(self.ledger.state(h) is QueryState.HELD for h in claim.hashes):
+                waiting.append(claim)
             if mine:
-                self.claimed.update(mine)
                 await claimed.put((claim, mine))
 
+    async def _settle(self, claim: Claim) -> list[str]:
+        """Claim ``claim`` in the cache and note what it found; the hashes this run now holds."""
+        outcome = await self.cache.claim(claim)
+        self.ledger.move(outcome.answered, QueryState.ANSWERED, only_from=TO_CLAIM)
+        self.ledger.move(outcome.held_by_others, QueryState.HELD, only_from=TO_CLAIM)
+        won = set(outcome.mine)
+        return self.ledger.move([h for h in claim.hashes if h in won], QueryState.CLAIMED, only_from=TO_CLAIM)
+
     def _stored(self, answers: Mapping[str, Any], kept: set[str]) -> None:
-        self.paid_here |= kept
-        if len(kept) < len(answers):
+        self.ledger.move(kept, QueryState.PAID)
+        if late := [h for h in answers if h not in kept]:
+            self.ledger.move(late, QueryState.TAKEN_OVER)
             self.log.warning("%d answers came after their claims had expired and been taken over by another run: "
-                             "raise lease_seconds", len(answers) - len(kept))
+                             "raise lease_seconds", len(late))
 
     async def _send(self, claim: Claim, mine: list[str], answerer: QueryAnswerer, writeback: WriteBack) -> None:
-        answered: set[str] = set()
+        self.ledger.move(mine, QueryState.ASKED)
+        received = 0
         try:
-            async for chunk in answerer.answer({h: self.queries[h] for h in mine}):
-                answered.update(chunk)
+            async for chunk in answerer.answer({h: self.ledger.query(h) for h in mine}):
+                received += len(chunk)
                 await writeback.add(chunk)
         finally:
-            if len(answered) < len(mine):  # not granted by the budget, or a failure: free them now
+            self.ledger.move(answerer.deferred, QueryState.DEFERRED)
+            answerer.deferred.clear()
+            if received < len(mine):  # not granted by the budget, or a failure: free them now
                 await writeback.drain()
                 await self.cache.release(claim)
+                self.ledger.move(mine, QueryState.RELEASED, only_from=HOLDING)
 
     async def _renew_leases(self, every: float) -> None:
         while True:
@@ -329,91 +326,141 @@ class LookupRun:
         """Progress lines while looking up: lookups done, credits, requests in flight, latency."""
         while True:
             await asyncio.sleep(self.progress.interval)
-            limit = self.hook.concurrency
-            self.progress.in_flight, self.progress.concurrency = limit.in_flight, limit.current
-            self.progress.latency_ms = round((limit.latency or 0.0) * 1000, 1)
+            network = self.service.network()
+            self.progress.in_flight, self.progress.concurrency = network.in_flight, network.allowed
+            self.progress.latency_ms = network.latency_ms
             self.log.info("Progress: %s", self.progress.lookup_line())
 
-    # The run --------------------------------------------------------------------------------------------
-    async def run(self) -> RunProgress:
-        """Run every step; the progress holds the summary (also when a step raised)."""
-        options = self.options
-        self.log.info("Name Lookup service: %s", display_url(httpx.URL(self.hook.settings.base_url)).rstrip("/"))
-        if not await self.source.prepare():
-            self.log.info("Source %s is empty: nothing to enrich", self.source.label)
-            self.progress.log_summary(self.log)
-            return self.progress
-        await self.sink.prepare(create=not options.plan_only)
-        await self.cache.prepare(create=not options.plan_only)
-        feed: asyncio.Queue[list[str] | None] = asyncio.Queue()
-        budget = await self._budget_while_reading()
-        reader: asyncio.Task[None] | None = None
-        if budget is not None:
-            self._log_plan(bound=budget.needed)
-            reader = asyncio.create_task(self._read(feed))
-        else:
-            await self._read()
-            self.progress.credits_needed = len(self.to_ask) * self.price
-            self._log_plan()
-            if options.plan_only:
-                self._count_outcomes()
-                self.progress.log_summary(self.log)
-                return self.progress
-            budget = await self._decide(self.progress.credits_needed)
-            if budget.short:
-                self.log.warning("Only %s of the %d credits needed may be spent (limited by %s); the rest is left "
-                                 "for the next run", budget.allowance, budget.needed, budget.limited_by)
-            feed.put_nowait(self.to_ask)
-            feed.put_nowait(None)
+    # The run's two modes ------------------------------------------------------------------------------------
+    async def _pages(self) -> AsyncGenerator[Sequence[SourceValue]]:
+        """The source's pages, counted (read on a connection of the source's own where it has one,
+        so that lookups may go on between pages)."""
+        own = self.source.reads_while_writing and not self.options.plan_only
+        async with contextlib.aclosing(self.source.pages(own_connection=own)) as pages:
+            async for values in pages:
+                self.progress.pages += 1
+                yield values
+
+    async def _read_then_ask(self, pages: AsyncIterator[Sequence[SourceValue]]) -> None:
+        """Read and plan everything, check the exact need, then ask."""
+        await self._read(pages)
+        self.progress.credits_needed = len(self.to_ask) * self.price
+        self._log_plan()
+        if self.options.plan_only:
+            return
+        budget = await self._decide(self.progress.credits_needed)
+        if budget.short:
+            self.log.warning("Only %s of the %d credits needed may be spent (limited by %s); the rest is left "
+                             "for the next run", budget.allowance, budget.needed, budget.limited_by)
+        to_claim: HashQueue = asyncio.Queue()
+        to_claim.put_nowait(self.to_ask)
+        to_claim.put_nowait(None)
+        await self._looking_up(self._ask(to_claim, budget))
+
+    async def _ask_while_reading(self, budget: CreditBudget, pages: AsyncIterator[Sequence[SourceValue]]) -> None:
+        """Ask each page's new queries while the next pages are read (within a budget decided on a bound)."""
+        self._log_plan(bound=budget.needed)
+        to_claim: HashQueue = asyncio.Queue()
+        reader = asyncio.create_task(self._read(pages, to_claim))
+        try:
+            await self._looking_up(self._ask(to_claim, budget))
+            await reader
+        finally:
+            if not reader.done():
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader
+        self.progress.credits_needed = len(self.to_ask) * self.price
+        self._log_plan()
+
+    async def _looking_up(self, asking: Any) -> None:
+        """Await ``asking`` with the helpers of the lookups beside it: progress lines and lease renewals."""
         helpers = [asyncio.create_task(self._report())]
         if self.cache.lease_seconds:
             helpers.append(asyncio.create_task(self._renew_leases(self.cache.lease_seconds / 3)))
         self.looking_up = True
-        failure: BaseException | None = None
         try:
-            await self._ask(feed, budget)
-            if reader is not None:
-                await reader
-                self.progress.credits_needed = len(self.to_ask) * self.price
-                self._log_plan()
+            await asking
+        finally:
+            self.looking_up = False
+            for task in helpers:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def run(self) -> RunProgress:
+        """Run every step; the progress holds the summary (also when a step raised)."""
+        self.log.info("Name Lookup service: %s", self.service.shown_url)
+        if not await self.source.prepare():
+            self.log.info("Source %s is empty: nothing to enrich", self.source.label)
+            self.progress.log_summary(self.log)
+            return self.progress
+        await self.sink.prepare(create=not self.options.plan_only)
+        await self.cache.prepare(create=not self.options.plan_only)
+        failure: BaseException | None = None
+        pages = self._pages()
+        try:
+            first = await anext(pages, None)  # the first page says how many distinct values there are
+            pages = _then(first, pages)
+            budget = await self._budget_while_reading()
+            if budget is None:
+                await self._read_then_ask(pages)
+            else:
+                await self._ask_while_reading(budget, pages)
         except BaseException as err:
             failure = err
             raise
         finally:
-            self.looking_up = False
-            for task in (*helpers, reader):
-                if task is not None and not task.done():
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
-            try:
-                if self.claimed - self.paid_here:
-                    await self.cache.release()
-                await self.sink.fill(self._outcome())
-            except BaseException as err:  # the first error is the one raised; a later one is logged
-                if failure is None:
-                    failure = err
-                    raise
-                self.log.error("While stopping: %s", err)
-            finally:
-                self._count_outcomes()
-                if failure is not None and self.on_failure is not None:
-                    self.on_failure(failure)
-                self.progress.log_summary(self.log)
+            await self._finish(failure)
         return self.progress
 
-    def _answered(self) -> set[str]:
-        return self.answered_before | self.answered_elsewhere | self.paid_here
+    async def _finish(self, failure: BaseException | None) -> None:
+        """Give back the claims not answered, fill the sink, close the cache and log the summary (also
+        after a failure: the first error is the one raised, a later one is logged)."""
+        try:
+            try:
+                if not self.options.plan_only:
+                    if self.ledger.count(*HOLDING):
+                        await self.cache.release()
+                        self.ledger.move(self.ledger.hashes(*HOLDING), QueryState.RELEASED)
+                    await self.sink.fill(self.outcome())
+            finally:
+                await self.cache.close()
+        except BaseException as err:
+            if failure is None:
+                failure = err
+                raise
+            self.log.error("While stopping: %s", err)
+        finally:
+            self._count_outcomes()
+            if failure is not None and self.on_failure is not None:
+                self.on_failure(failure)
+            self.progress.log_summary(self.log)
 
-    def _outcome(self) -> RunOutcome:
-        return RunOutcome(self.questions, self._answered(), set(self.paid_here), set(self.deferred))
+    # Outcome ------------------------------------------------------------------------------------------------
+    def outcome(self) -> RunOutcome:
+        """What the run learned, for its sink."""
+        return RunOutcome(self.questions, set(self.ledger.hashes(*ANSWERED_STATES)),
+                          set(self.ledger.hashes(QueryState.PAID)), set(self.ledger.hashes(QueryState.DEFERRED)))
+
+    def paid_answers(self, answers: Mapping[str, Result]) -> dict[str, Result]:
+        """Those of ``answers`` (an answer cache's) this run paid for."""
+        return {h: answers[h] for h in self.ledger.hashes(QueryState.PAID) if h in answers}
 
     def _count_outcomes(self) -> None:
-        p = self.progress
-        answered = self._answered()
-        p.rows_enriched = sum(self.rows_by_hash[h] for h in answered)
-        p.cache_hits = sum(self.rows_by_hash[h] for h in answered - self.paid_here)
-        p.rows_deferred = sum(self.rows_by_hash[h] for h in self.deferred - answered)
-        p.absorb_call_stats(self.hook.stats)
+        p, ledger = self.progress, self.ledger
+        p.rows_enriched = ledger.rows(*ANSWERED_STATES)
+        p.cache_hits = ledger.rows(QueryState.CACHED, QueryState.ANSWERED)
+        p.rows_deferred = ledger.rows(QueryState.DEFERRED)
         if self.statements is not None:
             p.statements = self.statements()
+
+
+async def _then(first: Sequence[SourceValue] | None,
+                rest: AsyncGenerator[Sequence[SourceValue]]) -> AsyncGenerator[Sequence[SourceValue]]:
+    """``first`` (when there was one), then the rest."""
+    async with contextlib.aclosing(rest) as pages:
+        if first is not None:
+            yield first
+        async for page in pages:
+            yield page

@@ -1,16 +1,18 @@
-"""Answers paid for, stored in the answer cache behind the lookups, a few times a run.
+"""Answers paid for, stored in the answer cache behind the lookups, while the lookups go on.
 
-A store is a statement in the warehouse (on a cloud warehouse, a second and real money),
-so answers are not stored one request at a time: they collect here and go to the cache
-together, at most ``interval`` seconds after the oldest one came, while the lookups go
-on. A task killed outright (SIGKILL, a lost worker) therefore loses at most the answers
-of the last ``interval`` seconds and those still in flight; every other failure stores
+A store is a statement or two in the warehouse. Where a statement costs milliseconds (SQLite,
+PostgreSQL, MySQL, DuckDB) answers are stored **continuously**: a store begins as soon as
+answers wait and no store runs, with every answer that came meanwhile, so a task killed
+outright (SIGKILL, a lost worker) loses only the answers of its requests in flight and those of
+the one store under way. Where a statement costs a second and money (the cloud warehouses),
+answers collect and go together, at most ``interval`` seconds after the oldest came (or once
+``batch`` wait), and a kill loses up to that long's answers. Every other failure stores
 everything first (:meth:`WriteBack.drain`).
 
 Example::
 
-    writeback = WriteBack(cache.store, interval=2.0, on_stored=paid.update)
-    await writeback.add({"<hash>": result})     # returns at once; stored within 2 s
+    writeback = WriteBack(cache.store, interval=0.0, on_stored=paid.update)
+    await writeback.add({"<hash>": result})     # returns at once; stored behind the lookups
     await writeback.drain()                     # everything stored (or the store's error)
 """
 
@@ -29,8 +31,8 @@ class WriteBack:
     """A buffer of answers with one store running at a time.
 
     :param store: writes answers, returns the hashes kept.
-    :param interval: most seconds an answer waits before its store starts (0: stored at once).
-    :param batch: a store also starts once this many answers wait (and no store runs).
+    :param interval: most seconds an answer waits before its store starts; 0 stores continuously.
+    :param batch: with an interval, a store also starts once this many answers wait.
     :param on_stored: called with each store's answers and the hashes it kept.
     """
 
@@ -42,33 +44,30 @@ class WriteBack:
         self._on_stored = on_stored
         self._pending: dict[str, Any] = {}
         self._oldest: float | None = None
-        self._timer: asyncio.Task[None] | None = None
+        self._worker: asyncio.Task[None] | None = None
         self._storing: asyncio.Task[None] | None = None
         self._due = asyncio.Event()
 
     async def add(self, answers: Mapping[str, Any]) -> None:
-        """Buffer answers; a store starts once the oldest has waited ``interval`` seconds.
-        Raises the error of a store that failed meanwhile."""
+        """Buffer answers; their store begins behind the lookups. Raises the error of a store that
+        failed meanwhile."""
         self._raise_failed()
         if not answers:
             return
         self._pending.update(answers)
-        if self.interval <= 0:
-            await self._flush()
-            return
         if self._oldest is None:
             self._oldest = time.monotonic()
-        if len(self._pending) >= self.batch:
+        if self.interval <= 0 or len(self._pending) >= self.batch:
             self._due.set()  # due now: the next store starts as soon as none runs
-        if self._timer is None:
-            self._timer = asyncio.ensure_future(self._flush_later())
+        if self._worker is None:
+            self._worker = asyncio.ensure_future(self._store_while_pending())
 
     def _raise_failed(self) -> None:
-        if self._timer is not None and self._timer.done():
-            timer, self._timer = self._timer, None
-            timer.result()
+        if self._worker is not None and self._worker.done():
+            worker, self._worker = self._worker, None
+            worker.result()
 
-    async def _flush_later(self) -> None:
+    async def _store_while_pending(self) -> None:
         while self._pending:
             assert self._oldest is not None
             with contextlib.suppress(TimeoutError):
@@ -76,6 +75,7 @@ class WriteBack:
             self._due.clear()
             self._storing = asyncio.ensure_future(self._flush())
             await asyncio.shield(self._storing)  # a store once begun is never cut off
+        self._worker = None
 
     async def _flush(self) -> None:
         batch, self._pending, self._oldest = self._pending, {}, None
@@ -85,14 +85,14 @@ class WriteBack:
 
     async def drain(self) -> None:
         """Store everything buffered now; raise the error of a store that failed."""
-        timer, self._timer = self._timer, None
-        if timer is not None and not timer.done():
-            timer.cancel()
+        worker, self._worker = self._worker, None
+        if worker is not None and not worker.done():
+            worker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await timer
+                await worker
         storing, self._storing = self._storing, None
         if storing is not None:
-            await storing  # the store the timer began (its error, if it failed)
-        elif timer is not None and timer.done() and not timer.cancelled():
-            timer.result()
+            await storing  # the last store the worker began: its error, if it failed
+        if worker is not None and worker.done() and not worker.cancelled():
+            worker.result()
         await self._flush()

@@ -56,18 +56,17 @@ import itertools
 import math
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
 import httpx
 from airflow.sdk import BaseHook
 
-from airflow_provider_namelookup import DEFAULT_BASE_URL, __version__
+from airflow_provider_namelookup import __version__
 from airflow_provider_namelookup.api import (
     ApiRequest,
     BatchSizer,
-    CallStats,
     RawResponse,
     RetryPolicy,
     Send,
@@ -81,18 +80,20 @@ from airflow_provider_namelookup.api import (
     single_gender_call,
     statistic_call,
 )
-from airflow_provider_namelookup.contract import LookupKind
+from airflow_provider_namelookup.contract import DEFAULT_BASE_URL, LookupKind
+from airflow_provider_namelookup.engine.ports import NetworkState, Result
 from airflow_provider_namelookup.errors import (
     NameLookupAuthError,
     NameLookupConnectionError,
+    NameLookupConnectionMisconfigured,
     NameLookupError,
     NameLookupValidationError,
     parse_retry_after,
 )
 from airflow_provider_namelookup.hooks.concurrency import ConcurrencyGate, ConcurrencyLimit, Outcome
 from airflow_provider_namelookup.hooks.settings import ClientSettings
-from airflow_provider_namelookup.hooks.transport_errors import describe, display_url
-from airflow_provider_namelookup.metrics import CallMeter
+from airflow_provider_namelookup.hooks.transport_errors import cannot_succeed, describe, display_url
+from airflow_provider_namelookup.metrics import CallCounters
 from airflow_provider_namelookup.models import Query
 
 _USER_AGENT = f"airflow-provider-namelookup/{__version__}"
@@ -112,8 +113,8 @@ def _connection_error(exc: httpx.HTTPError, request: ApiRequest, settings: Clien
     connection refused: nothing listens on 127.0.0.1:1 (...)``."""
     url = display_url(httpx.URL(settings.base_url + request.path))
     cause = describe(exc, secrets=(settings.token,) if settings.token else ())
-    return NameLookupConnectionError(f"no answer to {request.method} {url}: {cause}",
-                                     maybe_processed=isinstance(exc, _MAYBE_PROCESSED))
+    kind = NameLookupConnectionMisconfigured if cannot_succeed(exc) else NameLookupConnectionError
+    return kind(f"no answer to {request.method} {url}: {cause}", maybe_processed=isinstance(exc, _MAYBE_PROCESSED))
 
 
 def _from_the_service(err: NameLookupError) -> bool:
@@ -203,8 +204,8 @@ class _NameLookupBase(BaseHook):
         if max_concurrency is not None and max_concurrency < 1:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
         self._max_concurrency = max_concurrency
-        self.stats = CallStats()
-        self.meter = CallMeter(namelookup_conn_id)
+        self.counters = CallCounters(namelookup_conn_id)
+        """What this hook's calls did: requests, retries, credits, the remaining credits it last read."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(namelookup_conn_id={self.namelookup_conn_id!r})"
@@ -309,16 +310,16 @@ class _NameLookupBase(BaseHook):
 
     # Call definitions shared by both hooks.
     def _gender_steps(self, query: Query) -> Steps:
-        return single_gender_call(query, self.policy, self.stats)
+        return single_gender_call(query, self.policy, self.counters)
 
     def _batch_steps(self, batch: Sequence[Query]) -> Steps:
-        return gender_batch_call(batch, self.sizer, self.policy, self.stats)
+        return gender_batch_call([q.to_payload() for q in batch], self.sizer, self.policy, self.counters)
 
     def _origin_steps(self, query: Query) -> Steps:
-        return origin_call(query, self.policy, self.stats)
+        return origin_call(query.to_payload(), self.policy, self.counters)
 
     def _statistic_steps(self) -> Steps:
-        return statistic_call(self.policy, self.stats)
+        return statistic_call(self.policy, self.counters)
 
     @staticmethod
     def _describe_statistic(statistic: dict[str, Any]) -> str:
@@ -382,9 +383,9 @@ class NameLookupHook(_NameLookupBase):
         try:
             response = self.client.request(request.method, request.path, json=request.json, headers=headers)
         except httpx.HTTPError as exc:
-            self.meter.sent(request.path, None, time.monotonic() - started)
+            self.counters.sent(request.path, None, time.monotonic() - started)
             return _connection_error(exc, request, self.settings)
-        self.meter.sent(request.path, response.status_code, time.monotonic() - started)
+        self.counters.sent(request.path, response.status_code, time.monotonic() - started)
         return _raw(response)
 
     def run(self, steps: Steps) -> Any:
@@ -396,11 +397,10 @@ class NameLookupHook(_NameLookupBase):
                     step = steps.send(self._send(step.request))
                 else:
                     self._log_sleep(step)
-                    self.meter.retried()
                     time.sleep(step.seconds)
                     step = steps.send(None)
         except StopIteration as done:
-            return self.meter.answered(done.value)
+            return done.value
         except NameLookupError as err:
             self._name_the_source(err)
             raise
@@ -480,9 +480,9 @@ class NameLookupHook(_NameLookupBase):
             NameLookupHook.sign_up("me@example.com", accept_terms=True)   # https://gender-api.com
         """
         if hook is not None and base_url is None:
-            return hook.run(signup_call(email, accept_terms, newsletter, locale, hook.policy, hook.stats))
+            return hook.run(signup_call(email, accept_terms, newsletter, locale, hook.policy, hook.counters))
         with cls.for_url(base_url or DEFAULT_BASE_URL) as fresh:
-            return fresh.run(signup_call(email, accept_terms, newsletter, locale, fresh.policy, fresh.stats))
+            return fresh.run(signup_call(email, accept_terms, newsletter, locale, fresh.policy, fresh.counters))
 
 
 class NameLookupAsyncHook(_NameLookupBase):
@@ -566,18 +566,16 @@ class NameLookupAsyncHook(_NameLookupBase):
                                                          headers=headers)
         except httpx.HTTPError as exc:
             gate.release(ticket, Outcome.CONGESTED)
-            self.meter.sent(request.path, None, time.monotonic() - started)
+            self.counters.sent(request.path, None, time.monotonic() - started)
             return _connection_error(exc, request, self.settings)
         except BaseException:
             gate.cancel(ticket)
             raise
         finally:
             lanes.busy[lane] -= 1
-        self.meter.sent(request.path, response.status_code, time.monotonic() - started)
+        self.counters.sent(request.path, response.status_code, time.monotonic() - started)
         outcome, retry_after = _outcome(response)
         gate.release(ticket, outcome, retry_after=retry_after)
-        self.stats.concurrency = self.concurrency.current
-        self.stats.latency_ms = round((self.concurrency.latency or 0.0) * 1000, 1)
         return _raw(response)
 
     async def run(self, steps: Steps) -> Any:
@@ -590,11 +588,10 @@ class NameLookupAsyncHook(_NameLookupBase):
                     step = steps.send(await self._send(step.request))
                 else:
                     self._log_sleep(step)
-                    self.meter.retried()
                     await asyncio.sleep(step.seconds)
                     step = steps.send(None)
         except StopIteration as done:
-            return self.meter.answered(done.value)
+            return done.value
         except NameLookupError as err:
             self._name_the_source(err)
             raise
@@ -640,6 +637,45 @@ class NameLookupAsyncHook(_NameLookupBase):
                 task.cancel()
         if first_error is not None:
             raise first_error
+
+    # The lookup run's service port (engine.ports.LookupService) ---------------------------------
+    @property
+    def shown_url(self) -> str:
+        """The service's base URL as a log line may show it (no credentials)."""
+        return display_url(httpx.URL(self.settings.base_url)).rstrip("/")
+
+    def network(self) -> NetworkState:
+        """Requests in flight now, how many are allowed, and the smoothed latency."""
+        limit = self.concurrency
+        return NetworkState(in_flight=limit.in_flight, allowed=limit.current,
+                            latency_ms=round((limit.latency or 0.0) * 1000, 1))
+
+    async def remaining_credits(self) -> int:
+        """The account's remaining credits (one free statistic call)."""
+        return int((await self.get_statistic()).get("remaining_credits") or 0)
+
+    async def answers(self, lookup: LookupKind, queries: Mapping[str, Query]) -> AsyncIterator[dict[str, Result]]:
+        """Answers to the queries a lookup run planned, by their hash, as each request comes back.
+
+        The queries were validated, with the connection's token refused, when they were planned
+        (:mod:`airflow_provider_namelookup.engine.plan`): they are sent as they are, each with its
+        hash as its id, gender ones in arrays. Up to :attr:`concurrency` requests are in flight; on
+        a failure the answers of the requests in flight are yielded before the error is raised.
+
+        :param queries: ``{hash: query}``.
+        """
+        await self.aget_settings()
+        payloads = [{**query.to_payload(), "id": key} for key, query in queries.items()]
+        if lookup is LookupKind.GENDER:
+            batches = self.sizer.chunks(payloads)
+            calls = [lambda batch=batch: gender_batch_call(batch, self.sizer, self.policy, self.counters)
+                     for batch in batches]
+            async for index, results in self._concurrently(calls):
+                yield {payload["id"]: result for payload, result in zip(batches[index], results, strict=True)}
+        else:
+            calls = [lambda payload=payload: origin_call(payload, self.policy, self.counters) for payload in payloads]
+            async for index, result in self._concurrently(calls):
+                yield {payloads[index]["id"]: result}
 
     async def gender(self, *, first_name: str | None = None, full_name: str | None = None,
                      email: str | None = None, country: str | None = None, locale: str | None = None,
@@ -712,6 +748,8 @@ class NameLookupAsyncHook(_NameLookupBase):
                       base_url: str | None = None) -> dict[str, Any]:
         """Create a free account; no token needed (see :meth:`NameLookupHook.sign_up`)."""
         if hook is not None and base_url is None:
-            return await hook.run(signup_call(email, accept_terms, newsletter, locale, hook.policy, hook.stats))
+            return await hook.run(signup_call(email, accept_terms, newsletter, locale, hook.policy,
+                                              hook.counters))
         async with cls.for_url(base_url or DEFAULT_BASE_URL) as fresh:
-            return await fresh.run(signup_call(email, accept_terms, newsletter, locale, fresh.policy, fresh.stats))
+            return await fresh.run(signup_call(email, accept_terms, newsletter, locale, fresh.policy,
+                                               fresh.counters))

@@ -23,9 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_provider_namelookup import DEFAULT_BASE_URL
 from airflow_provider_namelookup.api import RetryPolicy
-from airflow_provider_namelookup.contract import CLIENT_DEFAULTS, CLIENT_SETTINGS, ClientSetting
+from airflow_provider_namelookup.contract import CLIENT_DEFAULTS, CLIENT_SETTINGS, DEFAULT_BASE_URL, ClientSetting
 
 _SETTINGS = {s.name: s for s in CLIENT_SETTINGS}
 

@@ -5,11 +5,14 @@ real cause in their chain: ``ConnectionRefusedError`` for a stopped service or a
 port, ``ssl.SSLError`` for https spoken to a plain-HTTP server, ``socket.gaierror`` for a
 host name that does not resolve. :func:`describe` finds that cause (the async client wraps
 it once more, in an exception group) and says it in one short sentence; :func:`display_url`
-writes the address tried with its port, and never with a user or password.
+writes the address tried with its port, and never with a user or password;
+:func:`cannot_succeed` says whether sending again could ever get an answer.
 
 Example::
 
     >>> import httpx
+
+from airflow_provider_namelookup.token_guard import mask_secrets
     >>> request = httpx.Request("GET", "http://127.0.0.1:1/v2/statistic")
     >>> try:
     ...     raise httpx.ConnectError("[Errno 111] Connection refused") from ConnectionRefusedError(111, "refused")
@@ -19,6 +22,10 @@ Example::
     'connection refused: nothing listens on 127.0.0.1:1 (is the service running, and is the port right?)'
     >>> display_url(httpx.URL("https://user:pw@gender-api.com/v2/gender"))
     'https://gender-api.com:443/v2/gender'
+    >>> refused = httpx.ConnectError("[Errno 111] Connection refused")
+    >>> refused.__cause__ = ConnectionRefusedError(111, "refused")
+    >>> cannot_succeed(refused)  # the service may be listening in a moment: retried
+    False
 """
 
 from __future__ import annotations
@@ -31,12 +38,17 @@ from typing import TypeVar
 
 import httpx
 
+from airflow_provider_namelookup.token_guard import mask_secrets
+
 _E = TypeVar("_E", bound=BaseException)
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _PLAIN_HTTP_ANSWERS = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "HTTP_REQUEST",
                                  "PACKET_LENGTH_TOO_LONG"})
 """OpenSSL's reasons when the bytes that came back to a TLS hello were plain HTTP."""
+_NO_SUCH_HOST = frozenset(code for code in (getattr(socket, "EAI_NONAME", None), getattr(socket, "EAI_NODATA", None))
+                          if code is not None)
+"""The resolver's answers that a host name has no address (not that it could not ask for now)."""
 _MIN_SCRUBBED = 5
 """Secrets shorter than this (toy tokens) are not cut out of messages: they would cut up words."""
 
@@ -115,6 +127,28 @@ def describe(exc: httpx.HTTPError, *, secrets: Collection[str] = ()) -> str:
     return f"{type(exc).__name__}: {scrub(str(exc), secrets)}"
 
 
+def cannot_succeed(exc: httpx.HTTPError) -> bool:
+    """Whether no retry of the request can get an answer, because the connection as it is
+    configured is wrong, not the network or the service for now:
+
+    - a TLS handshake answered in plain HTTP (https to a plain-HTTP port such as the
+      emulator's: a forgotten ``?scheme=http``);
+    - a certificate the client does not trust (self-signed, expired, another host's):
+      it does not change between retries seconds apart;
+    - a host name that does not exist (``EAI_NONAME``, ``EAI_NODATA``).
+
+    Retried as before: every other TLS failure (a handshake cut short may be a server
+    under load), a resolver that could not answer for now (``EAI_AGAIN``), refused or
+    reset connections and timeouts.
+    """
+    if _first(exc, ssl.SSLCertVerificationError) is not None:
+        return True
+    if (tls := _first(exc, ssl.SSLError)) is not None:
+        return getattr(tls, "reason", None) in _PLAIN_HTTP_ANSWERS
+    unresolved = _first(exc, socket.gaierror)
+    return unresolved is not None and unresolved.errno in _NO_SUCH_HOST
+
+
 def scrub(text: str, secrets: Collection[str]) -> str:
     r"""``text`` with every secret of at least 5 characters replaced by ``***``, as it is and
     as a ``repr`` of it (text or bytes) would write it.
@@ -122,9 +156,4 @@ def scrub(text: str, secrets: Collection[str]) -> str:
     >>> scrub("Illegal header value b'Bearer abc\\nsecret-123'", {"abc\nsecret-123"})
     "Illegal header value b'Bearer ***'"
     """
-    for secret in secrets:
-        if len(secret) >= _MIN_SCRUBBED:
-            escaped = repr(secret.encode("utf-8", "backslashreplace"))[2:-1]
-            for form in sorted({secret, repr(secret)[1:-1], escaped}, key=len, reverse=True):
-                text = text.replace(form, "***")
-    return text
+    return mask_secrets(text, secrets, min_length=_MIN_SCRUBBED)

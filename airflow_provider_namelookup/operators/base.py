@@ -17,15 +17,16 @@ from contextlib import contextmanager
 from functools import cached_property
 from typing import Any, ClassVar
 
-from airflow.providers.common.compat.sdk import AirflowFailException
+from airflow.providers.common.compat.sdk import AirflowFailException, AirflowNotFoundException
 from airflow.sdk import BaseHook, BaseOperator
 
 from airflow_provider_namelookup.contract import HINT_FIELDS
 from airflow_provider_namelookup.engine.budget import InsufficientCreditsMode, check_mode
-from airflow_provider_namelookup.engine.plan import LookupKind, RowSpec
+from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules
 from airflow_provider_namelookup.engine.run import RunOptions
 from airflow_provider_namelookup.errors import (
     NameLookupAuthError,
+    NameLookupConnectionMisconfigured,
     NameLookupEndpointNotFound,
     NameLookupValidationError,
 )
@@ -33,38 +34,33 @@ from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.hooks.settings import ClientSettings
 from airflow_provider_namelookup.models import NameKind
 from airflow_provider_namelookup.usage.recorder import RecordsUsage
-from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError
-from airflow_provider_namelookup.warehouse.dialects import UnsupportedWarehouse
 
 UNFIXABLE_BY_RETRY: tuple[type[Exception], ...] = (
-    NameLookupAuthError, NameLookupEndpointNotFound, NameLookupValidationError, WarehouseInputError,
-    UnsupportedWarehouse)
-"""Errors that the same try would meet again: a missing or invalid token, a wrong base URL,
-a request the service rejects as a whole, a source table, column or ``where`` the warehouse
-does not have or cannot run, a warehouse the table operators do not serve."""
+    NameLookupAuthError, NameLookupEndpointNotFound, NameLookupValidationError, NameLookupConnectionMisconfigured,
+    AirflowNotFoundException)
+"""Errors that the same try would meet again: a missing or invalid token, a wrong base URL, a
+request the service rejects as a whole, a service that can never answer as configured (https to
+a plain-HTTP port), a conn_id that is not defined. An operator adds its own (the table operators:
+a source table, column or ``where`` the warehouse does not have, a warehouse they do not serve)."""
 
 
 @contextmanager
-def fail_without_retry_on_unfixable_errors() -> Iterator[None]:
-    """Turn the service errors no retry can fix into ``AirflowFailException``, so the task
-    fails at once instead of spending its retries (as common-sql does for bad SQL).
-    Everything else (credits used up, network, 5xx) propagates unchanged and is retried.
+def fail_without_retry_on_unfixable_errors(unfixable: tuple[type[Exception], ...] = UNFIXABLE_BY_RETRY,
+                                           ) -> Iterator[None]:
+    """Turn the errors no retry can fix into ``AirflowFailException``, so the task fails at once
+    instead of spending its retries (as common-sql does for bad SQL). Everything else (credits used
+    up, network, 5xx) propagates unchanged and is retried.
 
     Example::
 
         def execute(self, context):
-            with fail_without_retry_on_unfixable_errors():
+            with fail_without_retry_on_unfixable_errors(self.unfixable_errors):
                 return self.run_lookups()
     """
     try:
         yield
-    except UNFIXABLE_BY_RETRY as err:
+    except unfixable as err:
         raise AirflowFailException(f"{err} (no retry can fix this; the task fails without retrying)") from err
-
-
-def is_unfixable(error: BaseException) -> bool:
-    """Whether ``error`` (or its cause) is one :func:`fail_without_retry_on_unfixable_errors` fails at once."""
-    return isinstance(error, (AirflowFailException, *UNFIXABLE_BY_RETRY))
 
 
 class NameLookupOperatorBase(RecordsUsage, BaseOperator):
@@ -84,6 +80,8 @@ class NameLookupOperatorBase(RecordsUsage, BaseOperator):
 
     lookup: ClassVar[LookupKind]
     ui_color = "#e8f4fd"
+    unfixable_errors: ClassVar[tuple[type[Exception], ...]] = UNFIXABLE_BY_RETRY
+    """Errors that fail the task at once, without Airflow's retries."""
 
     def __init__(self, *, name_kind: NameKind = "first_name",
                  namelookup_conn_id: str = NameLookupAsyncHook.default_conn_name,
@@ -92,7 +90,7 @@ class NameLookupOperatorBase(RecordsUsage, BaseOperator):
                  check_remaining_credits: bool = True, max_concurrency: int | None = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        RowSpec(self.lookup, name_kind)  # a bad name_kind fails when the DAG is parsed
+        QueryRules(self.lookup, name_kind)  # a bad name_kind fails when the DAG is parsed
         self.name_kind = name_kind
         check_mode(on_insufficient_credits)
         if max_concurrency is not None and max_concurrency < 1:
@@ -131,14 +129,18 @@ class NameLookupOperatorBase(RecordsUsage, BaseOperator):
         """Hints for rows that carry none (see :class:`GenderHintsMixin`)."""
         return {}
 
-    def row_spec(self) -> RowSpec:
+    def query_rules(self) -> QueryRules:
         """How this run reads its rows."""
-        return RowSpec(self.lookup, self.name_kind, secrets=self.forbidden_values, **self.default_hints())
+        return QueryRules(self.lookup, self.name_kind, secrets=self.forbidden_values, **self.default_hints())
 
     def run_options(self, **more: Any) -> RunOptions:
         """How this run may spend (``max_credits`` after templating) and report."""
         return RunOptions(max_credits=self.credit_limit, on_insufficient_credits=self.on_insufficient_credits,
                           check_remaining_credits=self.check_remaining_credits, **more)
+
+    def is_unfixable(self, error: BaseException) -> bool:
+        """Whether ``error`` fails the task at once (see :attr:`unfixable_errors`)."""
+        return isinstance(error, (AirflowFailException, *self.unfixable_errors))
 
     def async_hook(self) -> NameLookupAsyncHook:
         """An async hook for this run over the connection's settings."""

@@ -18,7 +18,7 @@ dict row (or the index of a tuple row, as ``SQLExecuteQueryOperator`` returns th
 Each distinct query is paid once, however many rows carry it. If the run fails midway
 for any reason (credits exhausted, network gone, ``execution_timeout``, SIGTERM), the
 answers received are kept for the task instance
-(:mod:`~airflow_provider_namelookup.operators.answer_store`), so its retry pays only for
+(:mod:`~airflow_provider_namelookup.operators.retry_stash`), so its retry pays only for
 what is missing. Errors no retry can fix (invalid token, a request the service rejects)
 fail the task at once, without spending its retries.
 """
@@ -32,28 +32,24 @@ from typing import Any, ClassVar
 from airflow.sdk import Context
 
 from airflow_provider_namelookup.engine.plan import LookupKind
-from airflow_provider_namelookup.engine.run import LookupRun
-from airflow_provider_namelookup.lists import as_item_list, list_run
-from airflow_provider_namelookup.lists.cache import MemoryAnswers
-from airflow_provider_namelookup.lists.sink import ListResults
-from airflow_provider_namelookup.operators.answer_store import (
-    AnswerStore,
-    answer_store_for,
-    fate_of_kept_answers,
-    tries_left,
-)
 from airflow_provider_namelookup.operators.base import (
     GenderHintsMixin,
     NameLookupOperatorBase,
     fail_without_retry_on_unfixable_errors,
-    is_unfixable,
+)
+from airflow_provider_namelookup.operators.retry_stash import (
+    RetryStash,
+    fate_of_kept_answers,
+    retry_stash_for,
+    tries_left,
 )
 from airflow_provider_namelookup.usage.recorder import records_usage
+from airflow_provider_namelookup.xcom import ListRun, as_item_list, list_run
 
 
 class _XComLookupOperator(NameLookupOperatorBase):
     """Shared body of :class:`GenderLookupOperator` and :class:`CountryOfOriginOperator`:
-    the Airflow end of a list run (:func:`~airflow_provider_namelookup.lists.list_run`).
+    the Airflow end of a list run (:func:`~airflow_provider_namelookup.xcom.list_run`).
 
     :param queries: list of first names (strings), query objects (dicts) or rows (templated).
     :param query_field: the key (or index) of a row holding the name; None when the items
@@ -67,61 +63,51 @@ class _XComLookupOperator(NameLookupOperatorBase):
         super().__init__(**kwargs)
         self.queries = queries
         self.query_field = query_field
-        self._run: LookupRun | None = None
-        self._store: AnswerStore | None = None
-
-    @property
-    def _answers(self) -> MemoryAnswers:
-        assert self._run is not None
-        return self._run.cache  # type: ignore[return-value]
+        self._run: ListRun | None = None
+        self._stash: RetryStash | None = None
 
     @records_usage
     def execute(self, context: Context) -> list[dict[str, Any]]:
-        store = answer_store_for(context, self.log)
-        saved = store.load()
+        stash = self._stash = retry_stash_for(context, self.log)
+        saved = stash.load()
         items = as_item_list(self.queries)
-        self._store = store
         if saved:
-            self.log.info("Reusing %d answers saved by an earlier try of this task (%s)", len(saved), store.where)
-        with fail_without_retry_on_unfixable_errors():
-            asyncio.run(self._lookup(items, saved, context))
+            self.log.info("Reusing %d answers saved by an earlier try of this task (%s)", len(saved), stash.where)
+        with fail_without_retry_on_unfixable_errors(self.unfixable_errors):
+            results = asyncio.run(self._lookup(items, saved, stash, context))
         if saved:
-            store.clear()
-        assert self._run is not None
-        sink = self._run.sink
-        assert isinstance(sink, ListResults)
-        return sink.results
+            stash.clear()
+        return results
 
-    async def _lookup(self, items: list[Any], saved: dict[str, dict[str, Any]], context: Context) -> None:
+    async def _lookup(self, items: list[Any], saved: dict[str, dict[str, Any]], stash: RetryStash,
+                      context: Context) -> list[dict[str, Any]]:
         async with self.async_hook() as hook:
-            self._run = run = list_run(self.row_spec(), items, hook, self.log, self.run_options(),
+            self._run = run = list_run(self.query_rules(), items, hook, self.log, self.run_options(),
                                        query_field=self.query_field, saved=saved, label=self.task_id)
             self.usage.follow(run.progress)
-            assert self._store is not None
-            store = self._store
-            run.on_failure = lambda err: self._keep_answers(run, store, err, context)  # any error, timeouts too
+            run.lookup.on_failure = lambda err: self._keep_answers(run, stash, err, context)  # timeouts too
             await run.run()
+            return run.results
 
-    def _keep_answers(self, run: LookupRun, store: AnswerStore, error: BaseException, context: Context) -> None:
-        answers = self._answers
-        answered = len(answers.answers) - answers.reused
-        asked = len(run.to_ask)
-        if not answers.answers:
-            self.log.error("Stopped before any of %d distinct queries was answered; nothing was paid for.", asked)
-        elif not store.save(answers.answers):
+    def _keep_answers(self, run: ListRun, stash: RetryStash, error: BaseException, context: Context) -> None:
+        if not run.answers:
+            self.log.error("Stopped before any of %d distinct queries was answered; nothing was paid for.",
+                           run.to_ask)
+        elif not stash.save(run.answers):
             self.log.error("Stopped after %d of %d distinct queries were answered; the answers could not be "
-                           "kept (%s), so the next try pays for them again.", answered, asked, store.where)
+                           "kept (%s), so the next try pays for them again.", run.answered_here, run.to_ask,
+                           stash.where)
         else:
-            retry_coming = tries_left(context) and not is_unfixable(error)
+            retry_coming = tries_left(context) and not self.is_unfixable(error)
             self.log.error("Stopped after %d of %d distinct queries were answered (%d answers saved in %s); %s.",
-                           answered, asked, len(answers.answers), store.where,
-                           fate_of_kept_answers(retry_coming=retry_coming, where=store.where))
+                           run.answered_here, run.to_ask, len(run.answers), stash.where,
+                           fate_of_kept_answers(retry_coming=retry_coming, where=stash.where))
 
     def on_kill(self) -> None:
         """Airflow kills the task (SIGTERM, timeout): save the answers already paid for, and the usage record."""
-        if self._run is not None and self._store is not None and self._store.save(self._answers.answers):
-            self.log.warning("Killed: %d answers saved in %s for the next try", len(self._answers.answers),
-                             self._store.where)
+        if self._run is not None and self._stash is not None and self._stash.save(self._run.answers):
+            self.log.warning("Killed: %d answers saved in %s for the next try", len(self._run.answers),
+                             self._stash.where)
         super().on_kill()
 
 

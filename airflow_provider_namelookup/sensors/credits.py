@@ -27,7 +27,11 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
-from airflow_provider_namelookup.errors import NameLookupAuthError, NameLookupError
+from airflow_provider_namelookup.errors import (
+    NameLookupAuthError,
+    NameLookupConnectionMisconfigured,
+    NameLookupError,
+)
 from airflow_provider_namelookup.hooks.namelookup import NameLookupHook
 from airflow_provider_namelookup.triggers.credits import NameLookupCreditsTrigger
 from airflow_provider_namelookup.usage.recorder import RecordsUsage, records_usage
@@ -37,8 +41,9 @@ class NameLookupCreditsSensor(RecordsUsage, BaseSensorOperator):
     """Wait until ``remaining_credits >= min_credits`` (each poke is a free statistic call).
 
     Transient errors (network, 5xx, 429) during a poke are logged and the next poke
-    tries again. An authentication error (missing or invalid token) fails the sensor at
-    once, even with ``soft_fail``: waiting cannot fix it, and skipping would hide it.
+    tries again. An authentication error (missing or invalid token) or a connection that
+    can never answer (https to a plain-HTTP port) fails the sensor at once, even with
+    ``soft_fail``: waiting cannot fix it, and skipping would hide it.
     Each execution (a try; each poke in ``reschedule`` mode) leaves a usage record with the
     remaining credits it read (:mod:`airflow_provider_namelookup.usage`).
 
@@ -82,7 +87,7 @@ class NameLookupCreditsSensor(RecordsUsage, BaseSensorOperator):
         try:
             with self._hook_of_this_execution() as hook:
                 statistic = hook.get_statistic()
-        except NameLookupAuthError:
+        except (NameLookupAuthError, NameLookupConnectionMisconfigured):
             raise
         except NameLookupError as err:
             self.log.warning("Could not read the credits, trying again at the next poke: %s", err)

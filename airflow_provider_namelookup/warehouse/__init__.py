@@ -12,7 +12,7 @@ Example::
     run = table_run(session, TableRunSpec(source=TableSource(session.dialect, table="customers",
                                                              key_column="customer_id", name_column="first_name"),
                                           target="customers_gender", answers="namelookup_answers",
-                                          spec=RowSpec(LookupKind.GENDER)), async_hook, log)
+                                          rules=QueryRules(LookupKind.GENDER)), async_hook, log)
     progress = await run.run()
 """
 
@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from airflow_provider_namelookup.engine.plan import RowSpec
+from airflow_provider_namelookup.engine.ledger import QueryState
+from airflow_provider_namelookup.engine.plan import QueryRules
+from airflow_provider_namelookup.engine.ports import LookupService
 from airflow_provider_namelookup.engine.run import LookupRun, RunOptions
-from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.warehouse.answers import CLAIM_CHUNK, DEFAULT_ANSWERS_TABLE, AnswersTable
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from airflow_provider_namelookup.warehouse.source import TableQuestions, TableSource
@@ -49,14 +50,14 @@ class TableRunSpec:
     source: TableSource
     target: str
     answers: str
-    spec: RowSpec
+    rules: QueryRules
     page_size: int = 10_000
     max_age: timedelta | None = None
     lease_seconds: float = 60.0
     claim_chunk: int = CLAIM_CHUNK
 
 
-def table_run(session: WarehouseSession, job: TableRunSpec, hook: NameLookupAsyncHook, log: Any,
+def table_run(session: WarehouseSession, job: TableRunSpec, service: LookupService, log: Any,
               options: RunOptions | None = None) -> LookupRun:
     """The run of one table enrichment over ``session``'s warehouse."""
     options = options or RunOptions()
@@ -65,28 +66,28 @@ def table_run(session: WarehouseSession, job: TableRunSpec, hook: NameLookupAsyn
         log.warning("The SQL the table operators send to %s is generated and parsed in this release's tests, but has "
                     "not been run on %s by them: check the first runs (README, Supported warehouses)",
                     dialect.name, dialect.name)
-    if dialect.store_every_seconds > 2 and not options.plan_only:
+    if dialect.tuning.store_every_seconds > 2 and not options.plan_only:
         log.warning("Answers are stored in %s at most every %.0f s (each statement costs time there): a task "
                     "killed outright loses up to that long's answers, which the next run pays again", dialect.name,
-                    dialect.store_every_seconds)
+                    dialect.tuning.store_every_seconds)
     now = datetime.now(UTC)
     stale_rows = dialect.timestamp(now - job.max_age) if job.max_age else None
     stale_answers = (now - job.max_age).timestamp() if job.max_age else None
     value_map = ValueMap(session, job.source.names(with_params=False), schema=job.answers.rpartition(".")[0] or None)
-    answers = AnswersTable(session, job.answers, value_map, lookup=job.spec.lookup, paid_for=job.target,
+    answers = AnswersTable(session, job.answers, value_map, lookup=job.rules.lookup, paid_for=job.target,
                            owner=uuid.uuid4().hex, lease_seconds=job.lease_seconds, stale_before=stale_answers,
                            plan_only=options.plan_only, claim_chunk=job.claim_chunk)
-    target = TargetTable(session, job.target, job.source, value_map, answers.quoted, job.spec,
+    target = TargetTable(session, job.target, job.source, value_map, answers.quoted, job.rules,
                          stamp=dialect.timestamp(now), stale_rows_before=stale_rows, log=log)
-    questions = TableQuestions(session, job.source, job.spec, target, page_size=job.page_size,
+    questions = TableQuestions(session, job.source, job.rules, target, page_size=job.page_size,
                                stale_rows_before=stale_rows)
     target.key_sample = lambda: questions.key_sample
-    run = LookupRun(job.spec, questions, answers, target, hook, log, options,
+    run = LookupRun(job.rules, questions, answers, target, service, log, options,
                     label=f"{job.source.label} -> {target.name}", statements=lambda: session.statements)
 
     def stopped(err: BaseException) -> None:
         log.error("Stopped: %s. The %d answers this run paid for are stored in %s; the next run pays only for "
-                  "the rest.", err, len(run.paid_here), answers.name)
+                  "the rest.", err, run.ledger.count(QueryState.PAID), answers.name)
 
     run.on_failure = stopped
     return run

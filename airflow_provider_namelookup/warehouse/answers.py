@@ -12,7 +12,10 @@ keyed by the normalised query's hash. A query is paid for once per warehouse:
   nobody waits for long.
 - an answer is **stored** in the same row (``state='answered'``), only while the run
   still holds the claim; ``answered_by`` names the run, ``paid_for`` the target it enriched.
-- at the end a run **releases** what it claimed but did not answer (budget, failure).
+  The answers go there through the run's incoming table (:mod:`.incoming`), which the
+  answers table owns.
+- at the end a run **releases** what it claimed but did not answer (budget, failure), and
+  its staging tables are dropped (:meth:`AnswersTable.close`).
 
 The statements are the dialect's (:mod:`~airflow_provider_namelookup.warehouse.dialects`);
 a claim costs two statements per chunk of :data:`CLAIM_CHUNK` questions whatever the rows.
@@ -39,6 +42,7 @@ from typing import Any
 from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.engine.ports import ClaimOutcome, Question, Result
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
+from airflow_provider_namelookup.warehouse.incoming import IncomingAnswers
 from airflow_provider_namelookup.warehouse.schema import (
     ANSWER_BOOKKEEPING,
     ANSWER_KEY,
@@ -88,11 +92,12 @@ class AnswersTable:
         self.lookup = lookup
         self.paid_for = paid_for
         self.owner = owner
-        self.lease = lease_seconds
-        self.lease_seconds: float | None = lease_seconds
-        self.store_every = session.dialect.store_every_seconds
-        self.store_batch = session.dialect.store_batch
+        self.lease_seconds = lease_seconds
+        tuning = session.dialect.tuning
+        self.store_every = tuning.store_every_seconds
+        self.store_batch = tuning.store_batch
         """Answers are stored together at most this long after they came (the dialect's choice)."""
+        self.incoming = IncomingAnswers(session, self.quoted, value_map.staging_name("namelookup_incoming"))
         self.stale_before = stale_before
         self.plan_only = plan_only
         self.claim_chunk = claim_chunk
@@ -137,7 +142,7 @@ class AnswersTable:
             self.session.commit()
         except Exception as err:
             self.session.rollback()
-            if not d.is_duplicate_key(err) and self.session.probe(d.no_rows(columns, self.quoted)) is not None:
+            if not d.errors.is_duplicate_key(err) and self.session.probe(d.no_rows(columns, self.quoted)) is not None:
                 raise
         self.exists = True
 
@@ -188,8 +193,9 @@ class AnswersTable:
         d = self.session.dialect
         fresh, params = self._fresh()
         found: set[str] = set()
-        for start in range(0, len(hashes), d.max_in_list):
-            part = hashes[start:start + d.max_in_list]
+        step = d.tuning.max_in_list
+        for start in range(0, len(hashes), step):
+            part = hashes[start:start + step]
             found |= {r[0] for r in self.session.fetchall(
                 f"SELECT a.query_hash FROM {self.quoted} a WHERE a.query_hash IN ({d.marks(len(part))}) AND {fresh}",
                 [*part, *params])}
@@ -203,9 +209,11 @@ class AnswersTable:
         return [MapClaim(chunk, members) for chunk, members in sorted(by_chunk.items())]
 
     async def claim(self, claim: Any) -> ClaimOutcome:
-        return await self.db_write(self._claim, claim.chunk)
+        return await self.db_write(self._claim, claim.chunk, claim.hashes)
 
-    def _claim(self, chunk: int) -> ClaimOutcome:
+    def _claim(self, chunk: int, wanted: Sequence[str]) -> ClaimOutcome:
+        """One statement claims the chunk; where the warehouse says which rows it wrote (``RETURNING``)
+        and they are all the ``wanted`` ones, that is the outcome; else a read of their states."""
         self.session.require_temporaries()
         d = self.session.dialect
         p = d.placeholder
@@ -217,10 +225,18 @@ class AnswersTable:
             reclaimable += f" OR ({a}state = 'answered' AND {a}answered_at < {p})"
             reclaim_params.append(self.stale_before)
         chosen = self.map.hashes(f"chunk = {p}")
-        self.session.execute(d.claim(self.quoted, chosen, reclaimable=reclaimable),
-                             d.claim_params([chunk], reclaim_params, owner=self.owner, lease=now + self.lease,
-                                            lookup=self.lookup.value))
-        self.session.commit()
+        statement = d.claim(self.quoted, chosen, reclaimable=reclaimable)
+        params = d.claim_params([chunk], reclaim_params, owner=self.owner, lease=now + self.lease_seconds,
+                                lookup=self.lookup.value)
+        if d.claim_returning:
+            won = {r[0] for r in self.session.fetchall(f"{statement} RETURNING {d.claim_returning}", params,
+                                                       commit=False)}
+            self.session.commit()
+            if won.issuperset(wanted):  # nobody else held or answered any of them: nothing to read back
+                return ClaimOutcome(mine=[h for h in wanted if h in won])
+        else:
+            self.session.execute(statement, params)
+            self.session.commit()
         outcome = ClaimOutcome()
         for h, state, claimed_by in self.session.fetchall(
                 f"SELECT a.query_hash, a.state, a.claimed_by FROM {self.quoted} a "
@@ -239,7 +255,7 @@ class AnswersTable:
     def _renew(self) -> None:
         p = self.session.dialect.placeholder
         self.session.execute(f"UPDATE {self.quoted} SET lease_expires = {p} WHERE claimed_by = {p} "
-                             f"AND state = 'claimed'", [time.time() + self.lease, self.owner])
+                             f"AND state = 'claimed'", [time.time() + self.lease_seconds, self.owner])
         self.session.commit()
 
     async def release(self, claim: Any = None) -> None:
@@ -267,8 +283,13 @@ class AnswersTable:
 
     def _store(self, answers: Mapping[str, Result]) -> set[str]:
         rows = [(h, *result_values(self.lookup, result)) for h, result in answers.items()]
-        kept = self.session.dialect.store(
-            self.session, self.quoted, rows, result_columns(self.lookup), owner=self.owner, stamp=time.time(),
-            credits=self.lookup.credits_per_query, paid_for=self.paid_for)
+        kept = self.incoming.write(rows, result_columns(self.lookup), owner=self.owner, stamp=time.time(),
+                                   credits=self.lookup.credits_per_query, paid_for=self.paid_for)
         self.session.commit()
         return kept
+
+    # The end -------------------------------------------------------------------------------------------------
+    async def close(self) -> None:
+        """Drop the run's staging tables (the map's and the incoming table, where they outlive the session)."""
+        if not self.plan_only:
+            await self.session.run_reconnecting(self.map.drop, self.incoming.drop_statements())

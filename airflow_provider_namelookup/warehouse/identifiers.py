@@ -1,7 +1,8 @@
 """Table and column names: validated before they reach SQL (the dialect quotes them).
 
 Names come from DAG authors, but they still never reach SQL unchecked: a name is one
-or two (``schema.table``) plain identifiers of letters, digits and underscores.
+or two (``schema.table``) plain identifiers of letters, digits and underscores, the whole
+name (``fullmatch``: ``$`` would let a final newline through).
 
 Example::
 
@@ -13,6 +14,10 @@ Example::
     Traceback (most recent call last):
     ...
     ValueError: source_table must be a plain SQL identifier (letters, digits, _), got 'x; DROP TABLE y'
+    >>> check_identifier("customers\\n", "target_table")
+    Traceback (most recent call last):
+    ...
+    ValueError: target_table must be a plain SQL identifier (letters, digits, _), got 'customers\\n'
 """
 
 from __future__ import annotations
@@ -20,13 +25,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
 def check_identifier(name: Any, what: str, *, qualified: bool = False) -> str:
     """Return ``name`` if it is a safe identifier (optionally ``schema.name``), else raise ValueError."""
     parts = name.split(".") if isinstance(name, str) else [None]
     if not (1 <= len(parts) <= (2 if qualified else 1)) or not all(
-            isinstance(p, str) and _IDENTIFIER.match(p) for p in parts):
+            isinstance(p, str) and _IDENTIFIER.fullmatch(p) for p in parts):
         raise ValueError(f"{what} must be a plain SQL identifier (letters, digits, _), got {name!r}")
     return str(name)

@@ -5,7 +5,7 @@ bookkeeping columns ``status`` (``ok`` or ``error``), ``error`` (the rule a row 
 ``credits_used`` (a query's price, carried by one row holding it), ``query_hash``,
 ``enriched_at``, and what the row was enriched from: ``source_name`` and
 ``source_country`` (the raw values as read, in the source's own types) and ``query_spec``
-(the operator settings that shaped the question, :attr:`RowSpec.fingerprint`). With
+(the operator settings that shaped the question, :attr:`QueryRules.fingerprint`). With
 those a run finds the rows that changed by comparing raw values, without planning the
 unchanged ones again.
 

@@ -1,10 +1,12 @@
 """One warehouse connection for one table run, used from one thread, counting its statements.
 
-A run's statements share a connection (its temporary tables live there, and vanish with
-it if the task dies), and every statement runs on the session's own worker thread
-(SQLite connections refuse to be used from another thread), so the async run awaits
-them without blocking its lookups. Each step commits at its end: no transaction spans
-two steps, so other task instances see claims and answers at once.
+A run's statements (built by its dialect, :mod:`.dialects`) share a connection (its
+temporary tables live there, and vanish with it if the task dies), and every statement
+runs on the session's own worker thread (SQLite connections refuse to be used from
+another thread), so the async run awaits them without blocking its lookups. Each step
+commits at its end: no transaction spans two steps, so other task instances see claims
+and answers at once. What a lost connection takes with it (a temporary table) is told
+through :meth:`WarehouseSession.on_lost`.
 
 On a cloud warehouse every statement costs time and money, so the session counts them
 (:attr:`WarehouseSession.statements`: every ``execute``, ``executemany`` and bulk load,
@@ -23,12 +25,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from airflow_provider_namelookup.warehouse.diagnosis import first_line
 from airflow_provider_namelookup.warehouse.dialects import WarehouseDialect, dialect_for
+from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, json_rows, value_kinds
 
 T = TypeVar("T")
 
@@ -48,8 +52,7 @@ class WarehouseSession:
         self.hook = hook
         self.dialect = dialect or dialect_for(hook)
         self.statements = 0
-        self.scratch: dict[str, Any] = {}
-        """What a dialect remembers about this connection (a temporary table it made)."""
+        self._on_lost: list[Callable[[], None]] = []
         self.lost: WarehouseConnectionLost | None = None
         """Set once the connection was lost: the run's temporary tables are gone."""
         self._conn: Any = None
@@ -67,14 +70,14 @@ class WarehouseSession:
     async def run_retrying(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """:meth:`run` for an idempotent step: run again when the database broke a lock conflict
         (deadlock, serialisation failure, a locked SQLite file) by failing it."""
-        attempts = self.dialect.conflict_attempts
-        for attempt in range(attempts):
+        tuning = self.dialect.tuning
+        for attempt in range(tuning.conflict_attempts):
             try:
                 return await self.run(fn, *args, **kwargs)
             except Exception as err:
-                if attempt == attempts - 1 or not self.dialect.is_lock_conflict(err):
+                if attempt == tuning.conflict_attempts - 1 or not self.dialect.errors.is_lock_conflict(err):
                     raise
-                await asyncio.sleep(self.dialect.conflict_backoff_seconds * 2 ** attempt)
+                await asyncio.sleep(tuning.conflict_backoff_seconds * 2 ** attempt)
         raise AssertionError("unreachable")
 
     async def run_reconnecting(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -96,7 +99,7 @@ class WarehouseSession:
         connection becomes :class:`WarehouseConnectionLost`."""
         if isinstance(err, WarehouseConnectionLost):
             return err
-        if self.dialect.is_connection_lost(err):
+        if self.dialect.errors.is_connection_lost(err):
             return self._connection_lost(err)
         self.rollback()
         return err
@@ -106,14 +109,17 @@ class WarehouseSession:
         with contextlib.suppress(Exception):
             self._conn.close()
         self._conn = None
-        # The run's table names and store numbers stay; a temporary table went with the connection.
-        if self.dialect.temporary_tables_are_private:
-            self.scratch.pop("incoming_made", None)
+        for forget in self._on_lost:  # a temporary table went with the connection
+            forget()
         conn_id = getattr(self.hook, getattr(self.hook, "conn_name_attr", ""), None)
         message = first_line(err)
         self.lost = WarehouseConnectionLost(f"the connection to the warehouse{f' {conn_id!r}' if conn_id else ''} "
                                             f"was lost: {message}")
         return self.lost
+
+    def on_lost(self, forget: Callable[[], None]) -> None:
+        """Call ``forget`` when the connection is lost (what lived in it, a temporary table, is gone)."""
+        self._on_lost.append(forget)
 
     @property
     def conn(self) -> Any:
@@ -186,11 +192,29 @@ class WarehouseSession:
             return err
         return None
 
-    def stream(self, sql: str, params: Sequence[Any] | None, size: int) -> Iterator[list[tuple[Any, ...]]]:
-        """Yield the rows of a query ``size`` at a time, without holding them all (a server-side
-        cursor where the dialect has one). Advance it only through :meth:`run`."""
+    def stream(self, sql: str, size: int) -> Iterator[list[tuple[Any, ...]]]:
+        """Yield the rows of the distinct pass's query ``size`` at a time, without holding them all:
+        after the dialect's set-up, made into a temporary table first where the dialect reads in
+        parallel that way, read through a server-side cursor where it has one. Advance it only
+        through :meth:`run`."""
+        d = self.dialect
         try:
-            yield from self.dialect.stream(self, sql, params, size)
+            for statement in d.before_distinct_pass():
+                self.execute(statement)
+            if d.materializes_reads:
+                table = d.temp_name(f"namelookup_read_{uuid.uuid4().hex[:12]}")
+                self.execute(d.create_temp_as(table, sql))
+                sql = f"SELECT * FROM {table}"
+            cursor = self.conn.cursor(name="namelookup_stream") if d.server_side_cursor else self.cursor()
+            if d.server_side_cursor:
+                cursor.itersize = size
+            try:
+                self.count()
+                cursor.execute(sql)
+                while batch := cursor.fetchmany(size):
+                    yield [tuple(row) for row in batch]
+            finally:
+                cursor.close()
         except Exception as err:
             failure = self._failed(err)
             if failure is err:
@@ -199,21 +223,30 @@ class WarehouseSession:
         self.commit()
 
     def load(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-        """Bulk-insert rows (the dialect's fastest path), not committed."""
-        if rows:
-            try:
-                self.dialect.load_rows(self, table, columns, rows)
-            except Exception as err:
-                failure = self._failed(err)
-                if failure is err:
-                    raise
-                raise failure from err
+        """Insert many rows into a table of the run, in one statement (or a few), the way the dialect's
+        :class:`~.dialects.base.BulkLoad` says the warehouse takes them best; not committed."""
+        if not rows:
+            return
+        d = self.dialect
+        match d.bulk_load:
+            case BulkLoad.EXECUTEMANY:
+                self.executemany(d.insert_values(table, columns), rows)
+            case BulkLoad.COPY:
+                self._cursor_call(lambda cursor: _copy(cursor, d.copy_from_stdin(table, columns),
+                                                       d.insert_page(table, columns), rows))
+            case BulkLoad.UNNEST:
+                self.execute(d.insert_unnest(table, columns), [[row[i] for row in rows] for i in range(len(columns))])
+            case BulkLoad.JSON:
+                self.execute(d.insert_json(table, columns, value_kinds(rows, len(columns))), [json_rows(rows)])
+            case BulkLoad.LITERALS:
+                for statement in d.insert_literals(table, columns, rows):
+                    self.execute(statement)
 
     def commit(self) -> None:
         try:
             self.conn.commit()
         except Exception as err:
-            if self.dialect.is_connection_lost(err):
+            if self.dialect.errors.is_connection_lost(err):
                 raise self._connection_lost(err) from err
             raise
 
@@ -235,3 +268,15 @@ class WarehouseSession:
             self._executor.submit(self.close).result()
         finally:
             self._executor.shutdown(wait=True)
+
+
+def _copy(cursor: Any, copy_statement: str, insert_page: str, rows: Sequence[Sequence[Any]]) -> None:
+    """``COPY ... FROM STDIN`` with psycopg 3; psycopg2 (no ``copy``) gets one multi-row ``INSERT``."""
+    if hasattr(cursor, "copy"):
+        with cursor.copy(copy_statement) as copy:
+            for row in rows:
+                copy.write_row(row)
+        return
+    from psycopg2.extras import execute_values
+
+    execute_values(cursor, insert_page, rows, page_size=max(1, len(rows)))

@@ -11,7 +11,7 @@ Example::
 
     source = TableSource(dialect, table="customers", key_column="customer_id", name_column="first_name",
                          country_column="country", where="customer_id % 8 = 3")
-    questions = TableQuestions(session, source, spec, target)
+    questions = TableQuestions(session, source, rules, target)
     if await questions.prepare():
         async for page in questions.pages(): ...
 """
@@ -19,20 +19,25 @@ Example::
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from airflow_provider_namelookup.engine.plan import RowSpec, build_query_object
+from airflow_provider_namelookup.engine.plan import QueryRules, build_query_object
 from airflow_provider_namelookup.engine.ports import SourceValue
-from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, explain_source_error
+from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, connection_of, first_line
 from airflow_provider_namelookup.warehouse.dialects import Names, WarehouseDialect
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.schema import SOURCE_COUNTRY, SOURCE_NAME
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
+from airflow_provider_namelookup.warehouse.where_clause import checked_where
 
-if TYPE_CHECKING:
-    from airflow_provider_namelookup.warehouse.target import TargetTable
+
+class ComparedTarget(Protocol):
+    """The target a source's rows are compared with: whether it can be joined, and its name."""
+
+    joinable: bool
+    quoted: str
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,7 @@ class TableSource:
         if self.country_column:
             check_identifier(self.country_column, "country_column")
         object.__setattr__(self, "sql", self.sql.strip().rstrip(";") if self.sql else None)
-        object.__setattr__(self, "where", self.where.strip() if self.where and self.where.strip() else None)
+        object.__setattr__(self, "where", checked_where(self.where, self.dialect))
 
     @property
     def label(self) -> str:
@@ -97,7 +102,7 @@ class TableQuestions:
 
     :param session: the run's warehouse session.
     :param source: what to read.
-    :param spec: how values become queries (its fingerprint marks a target row's settings).
+    :param rules: how values become queries (its fingerprint marks a target row's settings).
     :param target: the target the rows are compared with (read only when it exists).
     :param page_size: distinct values fetched at a time.
     :param stale_rows_before: with ``max_age``: target rows enriched before this count as changed.
@@ -105,17 +110,19 @@ class TableQuestions:
 
     reads_pages = True
 
-    def __init__(self, session: WarehouseSession, source: TableSource, spec: RowSpec, target: TargetTable, *,
+    def __init__(self, session: WarehouseSession, source: TableSource, rules: QueryRules, target: ComparedTarget, *,
                  page_size: int = 10_000, stale_rows_before: Any = None) -> None:
         self.session = session
         self.source = source
-        self.spec = spec
+        self.rules = rules
         self.target = target
         self.page_size = page_size
         self.stale_rows_before = stale_rows_before
         self.label = source.label
         self.reads_while_writing = session.dialect.reads_while_writing
+        self.asks_while_reading = session.dialect.tuning.asks_while_reading
         self.total_rows = 0
+        self.distinct_bound: int | None = None
         self.key_sample: Any = None
 
     async def prepare(self) -> bool:
@@ -135,10 +142,6 @@ class TableQuestions:
             self.key_sample = rows[0][0]
         return bool(rows)
 
-    async def row_bound(self) -> int:
-        sql = f"SELECT COUNT(*) FROM {self.source.relation(with_params=False)} s"
-        return int((await self.session.run(self.session.fetchall, sql))[0][0])
-
     def _unchanged(self, names: Names) -> str | None:
         """The condition on a target row ``t`` under which source row ``s`` is unchanged (the
         engine's own values as literals: the statement binds nothing, so that engines may run
@@ -148,7 +151,7 @@ class TableQuestions:
         d, t = self.session.dialect, "t"
         conditions = [f"{t}.{names.key_column} = {names.key}",
                       *(d.null_safe_equal(f"{t}.{column}", expression) for expression, column in names.raw_columns()),
-                      f"{t}.query_spec = {d.literal(self.spec.fingerprint)}"]
+                      f"{t}.query_spec = {d.literal(self.rules.fingerprint)}"]
         if self.stale_rows_before is not None:
             conditions.append(f"{t}.enriched_at >= {d.literal(self.stale_rows_before)}")
         return f"SELECT 1 FROM {self.target.quoted} {t} WHERE {' AND '.join(conditions)}"
@@ -159,39 +162,70 @@ class TableQuestions:
 
     def _rows(self, reader: WarehouseSession) -> Iterator[list[tuple[Any, ...]]]:
         try:
-            yield from reader.stream(self._statement(), None, self.page_size)
+            yield from reader.stream(self._statement(), self.page_size)
         except Exception as err:
             raise explain_source_error(reader, self.source, err) from None
 
-    async def pages(self, *, separately: bool = False) -> AsyncIterator[list[SourceValue]]:
-        """Distinct ``(name, country)`` values with their row count and lowest key; the source's
-        row count lands in :attr:`total_rows`.
+    async def pages(self, *, own_connection: bool = False) -> AsyncGenerator[list[SourceValue]]:
+        """Distinct ``(name, country)`` values with their row count and lowest key, page by page;
+        :attr:`distinct_bound` is set with the first page, the source's row count lands in
+        :attr:`total_rows` at the end.
 
-        :param separately: read on a second connection (its statements count for the run's session).
+        :param own_connection: read page by page on a second connection (its statements count for
+            the run's session), so that the run may write between pages; else everything is read
+            first, and the pages come from memory (the run's session is then free to write
+            between them).
         """
-        reader = self.session.sibling() if separately else self.session
+        if not own_connection:
+            batches = await self.session.run(lambda: list(self._rows(self.session)))
+            for batch in batches:
+                if values := self._values(batch):
+                    yield values
+            return
+        reader = self.session.sibling()
         try:
-            async for page in self._pages(reader):
-                yield page
+            rows = self._rows(reader)
+            while (batch := await reader.run(next, rows, None)) is not None:
+                if values := self._values(batch):
+                    yield values
         finally:
-            if reader is not self.session:
-                await asyncio.get_running_loop().run_in_executor(None, reader.shutdown)
-                self.session.count(reader.statements)
+            await asyncio.get_running_loop().run_in_executor(None, reader.shutdown)
+            self.session.count(reader.statements)
 
-    async def _pages(self, reader: WarehouseSession) -> AsyncIterator[list[SourceValue]]:
-        rows = self._rows(reader)
+    def _values(self, batch: list[tuple[Any, ...]]) -> list[SourceValue]:
         country = self.source.country_column is not None
-        while (batch := await reader.run(next, rows, None)) is not None:
-            values = []
-            for total, name, raw_country, count, first_key in batch:
-                if total:
-                    self.total_rows = int(count)
-                    continue
-                raw = build_query_object(name, self.spec, country=raw_country if country else None)
-                values.append(SourceValue(ref=(name, raw_country), raw=raw, rows=int(count), first_key=first_key,
-                                          shown=name))
-            if values:
-                yield values
+        values = []
+        for total, name, raw_country, count, first_key, distinct in batch:
+            if total:
+                self.total_rows = int(count)
+                continue
+            if self.distinct_bound is None:
+                self.distinct_bound = int(distinct)
+            raw = build_query_object(name, self.rules, country=raw_country if country else None)
+            values.append(SourceValue((name, raw_country), raw, rows=int(count), first_key=first_key, shown=name))
+        return values
+
+
+def explain_source_error(session: WarehouseSession, source: TableSource, err: BaseException) -> BaseException:
+    """The named mistake behind ``err`` (a :class:`WarehouseInputError`), or ``err`` itself when
+    every part of the source reads fine (then the cause is elsewhere: the network, a lock)."""
+    d = session.dialect
+    where = connection_of(session.hook)
+    base = f"source_table {source.table!r}" if source.table else "the sql query"
+    whole = f"SELECT * FROM {d.quote(source.table)}" if source.table else source.sql or ""
+    failed = session.probe(d.no_rows("*", f"({whole}) s"))
+    if failed is not None:
+        if source.table:
+            return WarehouseInputError(f"{base} cannot be read{where} (does it exist?): {first_line(failed)}")
+        return WarehouseInputError(f"sql does not run{where}: {first_line(failed)}; it was: {source.sql!r}")
+    for parameter, column in (("key_column", source.key_column), ("name_column", source.name_column),
+                              ("country_column", source.country_column)):
+        if column and (failed := session.probe(d.no_rows(f"s.{d.quote(column)}", f"({whole}) s"))) is not None:
+            return WarehouseInputError(f"{parameter} {column!r} is not a column of {base}{where}: "
+                                       f"{first_line(failed)}")
+    if source.where and (failed := session.probe(d.no_rows("*", source.relation(with_params=False) + " s"))):
+        return WarehouseInputError(f"where {source.where!r} does not run on {base}{where}: {first_line(failed)}")
+    return err
 
 
 __all__ = ["SOURCE_COUNTRY", "SOURCE_NAME", "TableQuestions", "TableSource", "WarehouseInputError"]

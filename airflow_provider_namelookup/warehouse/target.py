@@ -17,7 +17,7 @@ was enriched from, or it is older than ``max_age``).
 
 Example::
 
-    target = TargetTable(session, "customers_gender", source, value_map, answers, spec, stamp=now)
+    target = TargetTable(session, "customers_gender", source, value_map, answers, rules, stamp=now)
     await target.prepare(create=True)
     await target.fill(outcome)
 """
@@ -28,9 +28,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from airflow_provider_namelookup.engine.plan import RowSpec
+from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.ports import RunOutcome
-from airflow_provider_namelookup.warehouse.diagnosis import explain_target_error
+from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, connection_of, first_line
 from airflow_provider_namelookup.warehouse.dialects import Names
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.schema import (
@@ -54,6 +54,12 @@ _COMPLETE_WAIT_SECONDS = 1.0
 """How long a run gives an incomplete target to be completed before it adds the columns itself."""
 
 
+def explain_target_error(session: WarehouseSession, table: str, columns: list[str], err: Any) -> WarehouseInputError:
+    """An existing target table that lacks a column the operator writes."""
+    return WarehouseInputError(f"target table {table} exists{connection_of(session.hook)} but lacks columns the "
+                               f"operator writes ({', '.join(columns)}): {first_line(err)}")
+
+
 class TargetTable:
     """One target table of a table operator.
 
@@ -62,7 +68,7 @@ class TargetTable:
     :param source: the source it mirrors (its key is the target's primary key).
     :param value_map: the run's raw-value map.
     :param answers: the answers table (quoted) the map is resolved against.
-    :param spec: the run's row spec (its fingerprint marks each row's settings).
+    :param rules: the run's query rules (its fingerprint marks each row's settings).
     :param stamp: ``enriched_at`` of the rows written (the dialect's timestamp value).
     :param stale_rows_before: with ``max_age``: rows enriched before this are rewritten.
     :param key_sample: a source key, for engines that type the key column after it.
@@ -70,7 +76,7 @@ class TargetTable:
     """
 
     def __init__(self, session: WarehouseSession, name: str, source: TableSource, value_map: ValueMap,
-                 answers: str, spec: RowSpec, *, stamp: Any, stale_rows_before: Any = None,
+                 answers: str, rules: QueryRules, *, stamp: Any, stale_rows_before: Any = None,
                  key_sample: Callable[[], Any] = lambda: None, log: Any = None) -> None:
         self.session = session
         self.dialect = session.dialect
@@ -79,8 +85,8 @@ class TargetTable:
         self.source = source
         self.map = value_map
         self.answers = answers
-        self.spec = spec
-        self.lookup = spec.lookup
+        self.rules = rules
+        self.lookup = rules.lookup
         self.stamp = stamp
         self.stale_rows_before = stale_rows_before
         self.key_sample = key_sample
@@ -145,7 +151,7 @@ class TargetTable:
             self._log("Created target table %s", self.name)
         except Exception as err:
             self.session.rollback()
-            if not self.dialect.is_duplicate_key(err) or not self._made_by_another_run():
+            if not self.dialect.errors.is_duplicate_key(err) or not self._made_by_another_run():
                 raise
         self.joinable = True
 
@@ -182,7 +188,7 @@ class TargetTable:
             **{c.name: f"m.{c.name}" for c in result_columns(self.lookup)},
             "status": status, "error": "m.error",
             "credits_used": f"CASE WHEN {n.key} = m.charge_key THEN m.price_here ELSE 0 END",
-            "query_hash": "m.query_hash", "enriched_at": lit(self.stamp), "query_spec": lit(self.spec.fingerprint),
+            "query_hash": "m.query_hash", "enriched_at": lit(self.stamp), "query_spec": lit(self.rules.fingerprint),
         }
         columns = [f"{n.key} AS {n.key_column}",
                    *(f"{d.cast(values[c.name], c) if typed else values[c.name]} AS {c.name}" for c in self.typed),
@@ -193,7 +199,7 @@ class TargetTable:
             return select
         t = "t"
         same = [d.null_safe_equal(f"{t}.{column}", expression) for expression, column in n.raw_columns()]
-        same.append(d.null_safe_equal(f"{t}.query_spec", lit(self.spec.fingerprint)))
+        same.append(d.null_safe_equal(f"{t}.query_spec", lit(self.rules.fingerprint)))
         changed = f"{t}.{n.key_column} IS NULL OR NOT ({' AND '.join(same)})"
         if self.stale_rows_before is not None:
             changed += f" OR {t}.enriched_at < {lit(self.stale_rows_before)}"
@@ -208,16 +214,13 @@ class TargetTable:
                       "%s from it without paying again", self.session.lost, self.name)
             raise self.session.lost
         started = time.monotonic()
-        try:
-            await self.session.run(self.map.resolve, self.answers, self.lookup, paid_for=self.name)
-            if self.create_at_fill:
-                await self.session.run_retrying(self._fill_by_creating)
-            elif self.created and self.dialect.enforces_keys:
-                await self.session.run_retrying(self._fill_new)
-            else:
-                await self.session.run_retrying(self._fill_existing)
-        finally:
-            await self.session.run_reconnecting(self.map.drop)
+        await self.session.run(self.map.resolve, self.answers, self.lookup, paid_for=self.name)
+        if self.create_at_fill:
+            await self.session.run_retrying(self._fill_by_creating)
+        elif self.created and self.dialect.enforces_keys:
+            await self.session.run_retrying(self._fill_new)
+        else:
+            await self.session.run_retrying(self._fill_existing)
         self._log("Filled %s from %d distinct values in %.1f s", self.name, len(outcome.questions),
                   time.monotonic() - started)
 
@@ -263,7 +266,7 @@ class TargetTable:
             self.session.commit()
         except Exception as err:
             self.session.rollback()
-            if not self.dialect.is_duplicate_key(err):
+            if not self.dialect.errors.is_duplicate_key(err):
                 raise
             self._fill_existing()
             return False

@@ -50,13 +50,11 @@ class ValueMap:
     def __init__(self, session: WarehouseSession, names: Names, *, schema: str | None = None) -> None:
         self.session = session
         self.names = names
-        suffix = uuid.uuid4().hex[:12]
-        temp = session.dialect.temp_name
-        self.name = temp(f"namelookup_map_{suffix}", schema)
+        self.suffix = suffix = uuid.uuid4().hex[:12]
+        self.schema = schema
+        self.name = self.staging_name("namelookup_map")
         self.resolved = session.dialect.stage_name(f"namelookup_resolved_{suffix}", schema)
-        self.fixes = temp(f"namelookup_fix_{suffix}", schema)
-        session.scratch["incoming"] = temp(f"namelookup_incoming_{suffix}", schema)
-        """Where a dialect's store puts the answers before writing them (:meth:`WarehouseDialect.store`)."""
+        self.fixes = self.staging_name("namelookup_fix")
         self.index = f"namelookup_resolved_{suffix}_idx"
         self.made: list[str] = []
         """The tables made so far (the staging tables to drop at the end)."""
@@ -64,6 +62,11 @@ class ValueMap:
         self.staged = False
         self.batches = 0
         self.has_null_name = False
+
+    def staging_name(self, base: str) -> str:
+        """The (quoted) name of another table of the run's, beside the map (a temporary table, or a
+        staging table where those are not private)."""
+        return self.session.dialect.temp_name(f"{base}_{self.suffix}", self.schema)
 
     @property
     def raw_columns(self) -> list[str]:
@@ -92,10 +95,10 @@ class ValueMap:
         self.batches += 1
         rows = []
         for question, chunk in questions:
-            name, country = question.value.ref
-            error = None if question.planned.error is None else str(question.planned.error)
+            name, country = question.ref
+            error = None if question.error is None else str(question.error)
             raw = (name, country) if self.names.country else (name,)
-            rows.append((*raw, question.value.first_key, question.query_hash, error, chunk, self.batches))
+            rows.append((*raw, question.first_key, question.query_hash, error, chunk, self.batches))
             self.has_null_name = self.has_null_name or name is None
         self.session.load(self.name, self.columns, rows)
         self.session.commit()
@@ -146,13 +149,14 @@ class ValueMap:
             return [None]
         return [False, True] if self.has_null_name else [False]
 
-    def drop(self) -> None:
-        """Drop the run's tables that outlive the session (a stage, staging tables)."""
-        d, scratch = self.session.dialect, self.session.scratch
+    def drop(self, also: Sequence[str] = ()) -> None:
+        """Drop the run's tables that outlive the session (a stage, staging tables), and run ``also``
+        (another table's drop statements)."""
+        d = self.session.dialect
         statements = d.drop_stage(self.resolved) if self.staged else []
         if not d.temporary_tables_are_private:
-            made = [*self.made, *([scratch["incoming"]] if scratch.pop("incoming_made", False) else [])]
-            statements += [d.drop_table(table) for table in dict.fromkeys(made)]
+            statements += [d.drop_table(table) for table in dict.fromkeys(self.made)]
+        statements += also
         self.made, self.staged = [], False
         for statement in statements:
             self.session.execute(statement)

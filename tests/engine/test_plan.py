@@ -4,33 +4,26 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_namelookup.engine.plan import (
-    LookupKind,
-    RowSpec,
-    distinct_queries,
-    plan_query_object,
-    plan_refused,
-    plan_row,
-    query_hash,
-)
+from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules, plan_name, plan_value, query_hash
+from airflow_provider_namelookup.engine.ports import SourceValue
+from airflow_provider_namelookup.errors import NameLookupValidationError
 from airflow_provider_namelookup.models import Query
 
-GENDER = RowSpec(LookupKind.GENDER)
+GENDER = QueryRules(LookupKind.GENDER)
 
 
 def test_same_question_same_hash_whatever_case_spacing_or_id() -> None:
-    a = plan_row(1, "Anna", GENDER, id=1)
-    b = plan_row(2, "  ANNA ", GENDER, id=2)
+    a = plan_name("Anna", GENDER, id=1, ref=1)
+    b = plan_name("  ANNA ", GENDER, id=2, ref=2)
     assert a.query_hash == b.query_hash
-    assert len(distinct_queries([a, b])) == 1
-    assert distinct_queries([a, b])[a.query_hash].id is None
+    assert a.query is not None and (a.query.name, a.query.id) == ("Anna", 1)  # the caller's id kept for its result
 
 
 def test_hints_endpoint_and_name_kind_change_the_hash() -> None:
-    base = plan_row(1, "Anna", GENDER).query_hash
-    assert plan_row(1, "Anna", GENDER, country="DE").query_hash != base
-    assert plan_row(1, "Anna", RowSpec(LookupKind.ORIGIN)).query_hash != base
-    assert plan_row(1, "Anna", RowSpec(LookupKind.GENDER, "full_name")).query_hash != base
+    base = plan_name("Anna", GENDER, ref=1).query_hash
+    assert plan_name("Anna", GENDER, country="DE", ref=1).query_hash != base
+    assert plan_name("Anna", QueryRules(LookupKind.ORIGIN), ref=1).query_hash != base
+    assert plan_name("Anna", QueryRules(LookupKind.GENDER, "full_name"), ref=1).query_hash != base
 
 
 def test_hash_is_pinned() -> None:
@@ -41,47 +34,48 @@ def test_hash_is_pinned() -> None:
 
 
 def test_defaults_fill_missing_hints_only() -> None:
-    spec = RowSpec(LookupKind.GENDER, default_country="DE", default_locale="de_DE")
-    assert plan_row(1, "Anna", spec).query == Query("first_name", "Anna", country="DE", locale="de_DE")
-    assert plan_row(1, "Anna", spec, country="it").query.country == "IT"  # type: ignore[union-attr]
-    assert plan_row(1, "Anna", spec, country="  ").query.country == "DE"  # type: ignore[union-attr]
-    obj = plan_query_object(1, {"full_name": "John Smith", "country": "US"}, spec)
+    spec = QueryRules(LookupKind.GENDER, default_country="DE", default_locale="de_DE")
+    assert plan_name("Anna", spec, ref=1).query == Query("first_name", "Anna", country="DE", locale="de_DE")
+    assert plan_name("Anna", spec, country="it", ref=1).query.country == "IT"  # type: ignore[union-attr]
+    assert plan_name("Anna", spec, country="  ", ref=1).query.country == "DE"  # type: ignore[union-attr]
+    obj = plan_value(SourceValue(1, {"full_name": "John Smith", "country": "US"}), spec)
     assert obj.query == Query("full_name", "John Smith", country="US", locale="de_DE")
 
 
 def test_origin_rows_ignore_hints_and_defaults() -> None:
-    spec = RowSpec(LookupKind.ORIGIN, default_country="XX")
-    row = plan_row(1, "Giulia", spec, country="nonsense")
+    spec = QueryRules(LookupKind.ORIGIN, default_country="XX")
+    row = plan_name("Giulia", spec, country="nonsense", ref=1)
     assert row.error is None and row.query == Query("first_name", "Giulia")
 
 
 def test_invalid_rows_carry_the_rule_and_a_hash_of_their_input() -> None:
-    empty = plan_row(7, "", GENDER)
+    empty = plan_name("", GENDER, ref=7)
     assert empty.query is None and empty.error is not None
     assert empty.error.status_id == "parameter-first-name-invalid" and empty.error.field == "first_name"
     assert empty.query_hash.startswith("invalid:")
-    assert plan_row(8, "", GENDER).query_hash == empty.query_hash
-    assert plan_row(8, "x" * 60, GENDER).query_hash != empty.query_hash
-    bad_country = plan_row(9, "Anna", GENDER, country="Germany")
+    assert plan_name("", GENDER, ref=8).query_hash == empty.query_hash
+    assert plan_name("x" * 60, GENDER, ref=8).query_hash != empty.query_hash
+    bad_country = plan_name("Anna", GENDER, country="Germany", ref=9)
     assert bad_country.error is not None and bad_country.error.status_id == "invalid-country-code"
-    refused = plan_refused(3, 42, GENDER, "row 3 is an int")
-    assert refused.error is not None and refused.error.status_id == "mandatory-parameter-missing"
+    shape = NameLookupValidationError("mandatory-parameter-missing", "row 3 is an int")
+    refused = plan_value(SourceValue(3, None, refusal=shape, shown=42), GENDER)
+    assert refused.error is shape and refused.query is None and refused.query_hash == "invalid:3"
 
 
 def test_bad_name_kind_is_refused() -> None:
     with pytest.raises(ValueError, match="name_kind"):
-        RowSpec(LookupKind.GENDER, "nickname")  # type: ignore[arg-type]
+        QueryRules(LookupKind.GENDER, "nickname")  # type: ignore[arg-type]
 
 
 def test_rows_holding_the_token_are_refused_and_never_sent() -> None:
-    spec = RowSpec(LookupKind.GENDER, secrets=frozenset({"tok-secret-123456"}))
-    name = plan_row(1, "Anna tok-secret-123456", spec)
+    spec = QueryRules(LookupKind.GENDER, secrets=frozenset({"tok-secret-123456"}))
+    name = plan_name("Anna tok-secret-123456", spec, ref=1)
     assert name.query is None and name.error is not None
     assert (name.error.status_id, name.error.field) == ("parameter-first-name-invalid", "first_name")
     assert "tok-secret" not in str(name.error) and "tok-secret" not in name.query_hash
-    by_id = plan_row(2, "Anna", spec, id="tok-secret-123456")
+    by_id = plan_name("Anna", spec, id="tok-secret-123456", ref=2)
     assert by_id.error is not None and by_id.error.status_id == "invalid-id"
-    assert plan_row(3, "Anna", spec).query is not None
+    assert plan_name("Anna", spec, ref=3).query is not None
     assert "tok-secret" not in repr(spec)
 
 
@@ -91,29 +85,29 @@ def test_rows_holding_the_token_are_refused_and_never_sent() -> None:
     ("Ann", ["Anna", "Hannah", "Ann Smith", "ann"]),
 ])
 def test_a_short_token_never_refuses_a_real_name(token: str, real_names: list[str]) -> None:
-    spec = RowSpec(LookupKind.GENDER, name_kind="full_name", secrets=frozenset({token}))
+    spec = QueryRules(LookupKind.GENDER, name_kind="full_name", secrets=frozenset({token}))
     for name in real_names:
-        assert plan_row(name, name, spec).query is not None, name
-    leaked = plan_row("whole", token, spec)  # the token itself as the whole value is still never sent
+        assert plan_name(name, spec, ref=name).query is not None, name
+    leaked = plan_name(token, spec, ref="whole")  # the token itself as the whole value is still never sent
     assert leaked.query is None and leaked.error is not None and leaked.error.field == "full_name"
 
 
 def test_a_long_token_is_refused_anywhere_in_a_name_or_id() -> None:
     token = "Zq8wJd3XkP0s9LmN2vB7yT4rHc6aE1uG"  # shaped like a real service token (32 characters)
-    spec = RowSpec(LookupKind.GENDER, name_kind="full_name", secrets=frozenset({token}))
+    spec = QueryRules(LookupKind.GENDER, name_kind="full_name", secrets=frozenset({token}))
     for name in (f"Anna {token}", f"{token}", f"x{token}y Smith"):
-        row = plan_row(name, name, spec)
+        row = plan_name(name, spec, ref=name)
         assert row.query is None and row.error is not None and token not in str(row.error)
-    assert plan_row("id", "Anna", spec, id=f"row-{token}").error is not None
-    assert plan_row("fine", "Anna Zq8wJd3 Smith", spec).query is not None  # a prefix is no secret
+    assert plan_name("Anna", spec, id=f"row-{token}", ref="id").error is not None
+    assert plan_name("Anna Zq8wJd3 Smith", spec, ref="fine").query is not None  # a prefix is no secret
 
 
 def test_the_spec_fingerprint_changes_with_what_shapes_a_question() -> None:
-    base = RowSpec(LookupKind.GENDER).fingerprint
-    assert RowSpec(LookupKind.GENDER, secrets=frozenset({"tok"})).fingerprint == base  # not the token
-    changed = [RowSpec(LookupKind.GENDER, default_country="DE"), RowSpec(LookupKind.GENDER, default_locale="de_DE"),
-               RowSpec(LookupKind.GENDER, default_ip="1.2.3.4"), RowSpec(LookupKind.GENDER, "full_name"),
-               RowSpec(LookupKind.ORIGIN)]
+    base = QueryRules(LookupKind.GENDER).fingerprint
+    assert QueryRules(LookupKind.GENDER, secrets=frozenset({"tok"})).fingerprint == base  # not the token
+    changed = [QueryRules(LookupKind.GENDER, default_country="DE"), QueryRules(LookupKind.GENDER, default_locale="de"),
+               QueryRules(LookupKind.GENDER, default_ip="1.2.3.4"), QueryRules(LookupKind.GENDER, "full_name"),
+               QueryRules(LookupKind.ORIGIN)]
     assert len({base, *(spec.fingerprint for spec in changed)}) == 6
     # country of origin takes no hints, so a default hint does not change its questions
-    assert RowSpec(LookupKind.ORIGIN, default_country="DE").fingerprint == RowSpec(LookupKind.ORIGIN).fingerprint
+    assert QueryRules(LookupKind.ORIGIN, default_country="DE").fingerprint == QueryRules(LookupKind.ORIGIN).fingerprint

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from airflow_provider_namelookup.contract import LookupKind
-from airflow_provider_namelookup.engine.plan import RowSpec
+from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.run import LookupRun, RunOptions
 from airflow_provider_namelookup.errors import NameLookupInsufficientCredits, NameLookupLimitExceeded
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
-from airflow_provider_namelookup.lists import list_run
-from airflow_provider_namelookup.lists.cache import MemoryAnswers
-from airflow_provider_namelookup.lists.sink import ListResults
+from airflow_provider_namelookup.xcom import list_run
+from airflow_provider_namelookup.xcom.cache import MemoryAnswerCache
+from airflow_provider_namelookup.xcom.sink import ListResults
 
 
 class Lines(logging.Handler):
@@ -39,7 +39,7 @@ def log() -> Any:
     return logger
 
 
-def _run(spec: RowSpec, items: list[Any], url: str, token: str, log: Any, *, saved: Any = None,
+def _run(spec: QueryRules, items: list[Any], url: str, token: str, log: Any, *, saved: Any = None,
          options: RunOptions | None = None, **hook: Any) -> LookupRun:
     async def go() -> LookupRun:
         async with NameLookupAsyncHook.for_url(url, token, max_concurrency=hook.pop("max_concurrency", 1),
@@ -65,7 +65,7 @@ def _results(run: LookupRun) -> list[dict[str, Any]]:
 
 def test_each_distinct_query_is_answered_once_and_results_align(emulator: Any, make_account: Any, log: Any) -> None:
     token = make_account(credits=10)
-    run = _run(RowSpec(LookupKind.GENDER, default_country="DE"),
+    run = _run(QueryRules(LookupKind.GENDER, default_country="DE"),
                ["Anna", " anna", {"full_name": "John Smith"}, "", 7, ["x"]], emulator.url, token, log)
     results = _results(run)
     assert [r.get("gender") for r in results[:3]] == ["female", "female", "male"]
@@ -83,17 +83,17 @@ def test_each_distinct_query_is_answered_once_and_results_align(emulator: Any, m
 
 def test_the_query_hash_is_each_query_s_id_on_the_wire(emulator: Any, make_account: Any, log: Any) -> None:
     token = make_account(credits=10)
-    run = _run(RowSpec(LookupKind.GENDER), ["Anna", "Ben"], emulator.url, token, log)
+    run = _run(QueryRules(LookupKind.GENDER), ["Anna", "Ben"], emulator.url, token, log)
     cache = run.cache
-    assert isinstance(cache, MemoryAnswers)
+    assert isinstance(cache, MemoryAnswerCache)
     assert {h: a["input"]["id"] for h, a in cache.answers.items()} == {h: h for h in cache.answers}
 
 
 def test_saved_answers_are_not_paid_again(emulator: Any, make_account: Any, log: Any) -> None:
     token = make_account(credits=10)
-    first = _run(RowSpec(LookupKind.ORIGIN), ["Giulia", "Sven"], emulator.url, token, log)
+    first = _run(QueryRules(LookupKind.ORIGIN), ["Giulia", "Sven"], emulator.url, token, log)
     saved = first.cache.answers  # type: ignore[attr-defined]
-    second = _run(RowSpec(LookupKind.ORIGIN), ["Sven", "Giulia", "Aiko"], emulator.url, token, log, saved=saved)
+    second = _run(QueryRules(LookupKind.ORIGIN), ["Sven", "Giulia", "Aiko"], emulator.url, token, log, saved=saved)
     sven, giulia, aiko = _results(second)
     assert giulia["country_of_origin"][0]["country"] == "IT" and sven["first_name"] == "Sven"
     assert aiko["first_name"] == "Aiko" and sven == {**_results(first)[1], "input": {"first_name": "Sven"}}
@@ -104,7 +104,7 @@ def test_saved_answers_are_not_paid_again(emulator: Any, make_account: Any, log:
 def test_a_failure_midway_keeps_every_paid_answer(emulator: Any, make_account: Any, log: Any) -> None:
     token = make_account(credits=120)
     with pytest.raises(NameLookupLimitExceeded) as info:
-        _run(RowSpec(LookupKind.GENDER), [f"Name{i:03d}" for i in range(250)], emulator.url, token, log,
+        _run(QueryRules(LookupKind.GENDER), [f"Name{i:03d}" for i in range(250)], emulator.url, token, log,
              options=RunOptions(check_remaining_credits=False))
     run: LookupRun = info.value.run  # type: ignore[attr-defined]
     assert len(run.cache.answers) == 100  # type: ignore[attr-defined]  # the first batch; the second refused whole
@@ -117,9 +117,9 @@ def test_the_budget_is_decided_once_before_anything_is_spent(emulator: Any, make
     names = ["Anna", "Ben", "Carla", "Dora", "Emil"]
     before = emulator.stats()["requests"]
     with pytest.raises(NameLookupInsufficientCredits, match="needs 5 credits but only 3"):
-        _run(RowSpec(LookupKind.GENDER), names, emulator.url, token, log)
+        _run(QueryRules(LookupKind.GENDER), names, emulator.url, token, log)
     assert emulator.stats()["requests"] - before == 1  # the one statistic call
-    partial = _run(RowSpec(LookupKind.GENDER), names, emulator.url, token, log,
+    partial = _run(QueryRules(LookupKind.GENDER), names, emulator.url, token, log,
                    options=RunOptions(on_insufficient_credits="partial"))
     assert [("gender" in r) for r in _results(partial)] == [True, True, True, False, False]
     assert _results(partial)[4]["error"]["status_id"] == "insufficient-credits"
@@ -129,7 +129,7 @@ def test_the_budget_is_decided_once_before_anything_is_spent(emulator: Any, make
 def test_progress_lines_come_while_looking_up(emulator: Any, make_account: Any, log: Any) -> None:
     token = make_account(credits=100)
     emulator.set_faults(latency_ms=150)
-    _run(RowSpec(LookupKind.ORIGIN), [f"Name{i}" for i in range(12)], emulator.url, token, log,
+    _run(QueryRules(LookupKind.ORIGIN), [f"Name{i}" for i in range(12)], emulator.url, token, log,
          options=RunOptions(progress_interval=0.3))
     lines = [line for line in log.lines if line.startswith("Progress:")]
     assert lines, log.lines
@@ -141,7 +141,7 @@ def test_the_log_says_where_it_looks_up_and_folds_invalid_values(emulator: Any, 
                                                                  log: Any) -> None:
     token = make_account(credits=10)
     items = ["Anna", "", "", "x" * 60, {"first_name": "Ben", "country": "Germany"}]
-    _run(RowSpec(LookupKind.GENDER, secrets=frozenset({token})), items, emulator.url, token, log)
+    _run(QueryRules(LookupKind.GENDER, secrets=frozenset({token})), items, emulator.url, token, log)
     assert log.lines[0] == f"Name Lookup service: {emulator.url}"  # once, first; never the token
     invalid = [line for line in log.lines if line.startswith("Invalid, costs nothing")]
     assert len(invalid) == 3  # the two empty names fold into one line
@@ -156,6 +156,6 @@ def test_the_log_says_where_it_looks_up_and_folds_invalid_values(emulator: Any, 
 def test_a_token_inside_an_invalid_value_is_masked(emulator: Any, make_account: Any, log: Any) -> None:
     token = make_account(credits=10)
     secret = token  # a long random token: refused anywhere in a name
-    _run(RowSpec(LookupKind.GENDER, secrets=frozenset({secret})), [f"Anna {secret}"], emulator.url, token, log)
+    _run(QueryRules(LookupKind.GENDER, secrets=frozenset({secret})), [f"Anna {secret}"], emulator.url, token, log)
     assert all(secret not in line for line in log.lines)
     assert any("'Anna ***'" in line for line in log.lines)

@@ -231,16 +231,19 @@ async def test_server_errors_shrink_the_hooks_concurrency_and_clean_answers_grow
     assert hook.concurrency.decreases >= 1
     assert 4 < hook.concurrency.peak_in_flight <= 32  # grew from 4 while clean, never past the ceiling
     assert hook.concurrency.current < hook.concurrency.peak_in_flight  # shrank once 503s came
-    assert hook.stats.concurrency == hook.concurrency.current and hook.stats.latency_ms >= 0
+    network = hook.network()
+    assert network.allowed == hook.concurrency.current and network.latency_ms >= 0 and network.in_flight == 0
 
 
 def test_progress_lines_show_the_concurrency_and_latency_once_requests_were_answered() -> None:
-    from airflow_provider_namelookup.api import CallStats
     from airflow_provider_namelookup.engine.progress import RunProgress
+    from airflow_provider_namelookup.metrics import CallCounters
 
-    progress = RunProgress(label="customers -> customers_origin")
+    calls = CallCounters("namelookup_default")
+    progress = RunProgress(label="customers -> customers_origin", calls=calls)
     assert "in flight" not in progress.lookup_line()
-    progress.absorb_call_stats(CallStats(requests=10, concurrency=23, latency_ms=104.4))
+    calls.requests = 10
+    progress.concurrency, progress.latency_ms = 23, 104.4
     assert progress.lookup_line().endswith(", 10 requests, 0 requests in flight (up to 23 allowed), latency 104 ms")
     assert "concurrency" not in progress.summary() and progress.summary()["requests"] == 10
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_namelookup.emulator import EmulatorProcess
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
+from namelookup_emulator import EmulatorProcess
 
 TOKEN = "adaptive-concurrency-token"
 LIMIT = 32

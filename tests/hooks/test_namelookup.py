@@ -112,7 +112,7 @@ def test_5xx_is_retried_until_success(sleeps: list[float]) -> None:
         assert hook.gender(first_name="Anna")["gender"] == "female"
     assert len(service.requests) == 3
     assert len(sleeps) == 2 and all(0 < s <= 0.01 for s in sleeps)
-    assert hook.stats.retries == 2
+    assert hook.counters.retries == 2
 
 
 def test_5xx_gives_up_after_max_retries(sleeps: list[float]) -> None:
@@ -139,7 +139,7 @@ def test_transport_errors_are_retried_and_counted(sleeps: list[float]) -> None:
     assert [r["input"]["first_name"] for r in results] == ["Anna", "Ben"]
     assert len(service.requests) == 4
     # The read timeout and the dropped connection happened after sending: maybe charged.
-    assert hook.stats.queries_maybe_charged_twice == 4
+    assert hook.counters.queries_maybe_charged_twice == 4
 
 
 def test_transport_errors_give_up_with_a_connection_error(sleeps: list[float]) -> None:
@@ -183,7 +183,7 @@ def test_batches_are_at_most_batch_size_and_results_in_input_order() -> None:
     assert service.batch_sizes == [100, 100, 50]
     assert [r["input"]["first_name"] for r in results] == names
     assert all("id" not in r["input"] for r in results)  # private matching tags are removed
-    assert hook.stats.credits_used == 250
+    assert hook.counters.credits_used == 250
 
 
 def test_caller_ids_are_kept_and_used_for_matching() -> None:

@@ -42,7 +42,7 @@ def test_every_endpoint_through_the_connection(hook: NameLookupHook, namelookup:
     statistic = hook.get_statistic()
     assert statistic["remaining_credits"] == 100 - 5 and statistic["details"]["credits_used"] == 0
     assert hook.test_connection() == (True, "Connected to the Name Lookup Service: 95 credits remaining")
-    assert hook.stats.credits_used == 5
+    assert hook.counters.credits_used == 5
 
 
 def test_gender_batch_over_the_wire(hook: NameLookupHook, namelookup: Any, emulator: Any) -> None:
@@ -112,8 +112,8 @@ def test_retries_through_injected_faults(emulator: Any, make_account: Any) -> No
                                   retry=RetryPolicy(max_retries=8, backoff_base=0.005))
     emulator.set_faults(error_500=0.2, error_503=0.2, rate_limit_429=0.1, retry_after=0.01, seed=3)
     results = hook.gender_batch([f"Name{i}" for i in range(400)])
-    assert len(results) == 400 and hook.stats.retries > 0
-    assert hook.stats.credits_used == 400 and emulator.state.remaining_credits(hook.settings.token) == 600
+    assert len(results) == 400 and hook.counters.retries > 0
+    assert hook.counters.credits_used == 400 and emulator.state.remaining_credits(hook.settings.token) == 600
 
 
 def test_answers_lost_after_charge_are_counted(emulator: Any, make_account: Any) -> None:
@@ -127,7 +127,7 @@ def test_answers_lost_after_charge_are_counted(emulator: Any, make_account: Any)
     lost = emulator.stats()["credits_lost_after_charge"] - lost_before
     spent = 1000 - emulator.state.remaining_credits(token)
     assert lost > 0 and spent == 500 + lost
-    assert hook.stats.queries_maybe_charged_twice >= lost
+    assert hook.counters.queries_maybe_charged_twice >= lost
 
 
 async def test_async_hook_over_the_wire(namelookup: Any, emulator: Any) -> None:

@@ -13,8 +13,8 @@ import structlog
 from airflow.providers.common.compat.sdk import AirflowTaskTimeout
 
 from airflow_provider_namelookup.operators import GenderLookupOperator
-from airflow_provider_namelookup.operators.answer_store import STATE_KEY
-from tests.operators.test_answer_store import StateStore, _context
+from airflow_provider_namelookup.operators.retry_stash import STATE_KEY
+from tests.operators.test_retry_stash import StateStore, _context
 
 
 @pytest.fixture
@@ -66,14 +66,14 @@ def test_any_exception_keeps_the_answers(namelookup: Any, emulator: Any, monkeyp
 
     namelookup.set_credits(1000)
     store = StateStore()
-    real_batches = NameLookupAsyncHook.iter_gender_batches
+    real_answers = NameLookupAsyncHook.answers
 
-    async def one_batch_then_out_of_memory(self: Any, queries: Any) -> Any:
-        async for answered in real_batches(self, queries):
+    async def one_batch_then_out_of_memory(self: Any, lookup: Any, queries: Any) -> Any:
+        async for answered in real_answers(self, lookup, queries):
             yield answered
             raise MemoryError("the worker ran out of memory")
 
-    monkeypatch.setattr(NameLookupAsyncHook, "iter_gender_batches", one_batch_then_out_of_memory)
+    monkeypatch.setattr(NameLookupAsyncHook, "answers", one_batch_then_out_of_memory)
     operator = GenderLookupOperator(task_id="genders", queries=[f"Name{i:03d}" for i in range(250)],
                                     max_concurrency=1, check_remaining_credits=False)
     with pytest.raises(MemoryError), structlog.testing.capture_logs() as logs:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from airflow_provider_namelookup.emulator.server import EmulatorProcess
+from namelookup_emulator.server import EmulatorProcess
 
 CLIENTS = 12
 REQUESTS_PER_CLIENT = 60

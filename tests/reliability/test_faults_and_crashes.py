@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_namelookup.emulator.sample import customer_rows
+from namelookup_emulator.sample import customer_rows
 
 pytestmark = pytest.mark.usefixtures("airflow_db")
 ROOT = Path(__file__).resolve().parents[2]

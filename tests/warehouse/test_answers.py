@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 
 from airflow_provider_namelookup.contract import LookupKind
-from airflow_provider_namelookup.engine.plan import RowSpec, plan_row
-from airflow_provider_namelookup.engine.ports import Question, SourceValue
+from airflow_provider_namelookup.engine.plan import QueryRules, plan_value
+from airflow_provider_namelookup.engine.ports import SourceValue
 from airflow_provider_namelookup.warehouse.answers import AnswersTable
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from airflow_provider_namelookup.warehouse.source import TableSource
 from airflow_provider_namelookup.warehouse.valuemap import ValueMap
 
 pytestmark = pytest.mark.usefixtures("airflow_db")
-SPEC = RowSpec(LookupKind.GENDER)
+SPEC = QueryRules(LookupKind.GENDER)
 NAMES = ["Anna", "Ben", "Carla", "Dora", "Emil"]
 ANSWER = {"gender": "female", "probability": 0.9}
 
@@ -32,7 +32,7 @@ class Run:
                                     ValueMap(self.session, source.names(with_params=False)),
                                     lookup=LookupKind.GENDER, paid_for="t", owner=owner.ljust(32, "0"),
                                     lease_seconds=lease, claim_chunk=chunk)
-        self.questions = [Question(SourceValue(ref=(n, None), raw={}, first_key=i), plan_row(i, n, SPEC))
+        self.questions = [plan_value(SourceValue((n, None), {"first_name": n}, first_key=i), SPEC)
                           for i, n in enumerate(NAMES)]
         self.hashes = [q.query_hash for q in self.questions]
 
@@ -101,10 +101,18 @@ def test_an_expired_lease_is_taken_over_and_a_renewed_one_is_not(runs: Any) -> N
 
 
 @pytest.mark.database
-def test_claims_are_made_a_chunk_at_a_time_in_two_statements(runs: Any) -> None:
-    run = runs("a", chunk=2)
+def test_claims_are_made_a_chunk_at_a_time_in_one_statement_or_two(runs: Any) -> None:
+    """Where the claim names the rows it took (RETURNING), a claim nobody else contests is one
+    statement; else, and when another run holds some of the chunk, its states are read after it."""
+    run, other = runs("a", chunk=2), runs("b", chunk=2)
     claims = run.answers.plan_claims(run.hashes)
     assert [len(c.hashes) for c in claims] == [2, 2, 1]
+    returning = run.session.dialect.claim_returning is not None
     before = run.session.statements
-    run.do(run.answers.claim(claims[0]))
-    assert run.session.statements - before == 2  # the insert-if-absent and the read of the chunk's states
+    assert sorted(run.do(run.answers.claim(claims[0])).mine) == sorted(claims[0].hashes)
+    assert run.session.statements - before == (1 if returning else 2)
+    before = other.session.statements
+    mine, held, _ = other.claim_all()  # its chunks start elsewhere: some of them hold a's two queries
+    assert held == set(claims[0].hashes) and sorted(mine) == sorted(set(run.hashes) - held)
+    contested = len({other.answers._chunks[h] for h in held})
+    assert other.session.statements - before == (3 + contested if returning else 6)  # a read after a contest

@@ -24,7 +24,8 @@ def _operator(warehouse: Any, **arguments: Any) -> SqlGenderLookupOperator:
     ({"name_column": "nmae"}, "name_column 'nmae' is not a column of source_table '{table}'"),
     ({"country_column": "land"}, "country_column 'land' is not a column of source_table '{table}'"),
     ({"key_column": "id"}, "key_column 'id' is not a column of source_table '{table}'"),
-    ({"where": "customer_id >"}, "where 'customer_id >' does not run on source_table '{table}'"),
+    ({"where": "customer_id >"}, "where must be one boolean expression over the source's columns: it does not parse"),
+    ({"where": "nope > 1"}, "where 'nope > 1' does not run on source_table '{table}'"),
     ({"sql": "SELEC customer_id, name FROM x", "source_table": None, "target_table": "out"}, "sql does not run"),
 ])
 def test_a_mistake_in_the_source_is_named_before_anything_is_spent(warehouse: Any, namelookup: Any,

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from airflow_provider_namelookup.contract import LookupKind
-from airflow_provider_namelookup.engine.plan import RowSpec
+from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.run import RunOptions
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.warehouse import TableRunSpec, table_run
@@ -20,7 +20,7 @@ def made_run(conn_type: str, caplog: pytest.LogCaptureFixture, **options: bool) 
     session = RecordingSession(RecordingHook(conn_type, Warehouse([])))
     source = TableSource(session.dialect, table="customers", key_column="customer_id", name_column="first_name")
     job = TableRunSpec(source=source, target="customers_gender", answers="namelookup_answers",
-                       spec=RowSpec(LookupKind.GENDER))
+                       rules=QueryRules(LookupKind.GENDER))
     with caplog.at_level(logging.INFO, logger="made"):
         table_run(session, job, NameLookupAsyncHook.for_url("http://127.0.0.1:9", "t" * 32), logging.getLogger("made"),
                   RunOptions(**options))

@@ -1,5 +1,5 @@
-"""A session's connection lost between two stores of the base dialect (the cloud warehouses'
-``store``), on an in-process DB-API fake: the edge case no real engine here can stage."""
+"""A session's connection lost between two stores through the incoming table (the cloud
+warehouses'), on an in-process DB-API fake: the edge case no real engine here can stage."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 from airflow_provider_namelookup.warehouse.dialects.bigquery import BigQueryDialect
 from airflow_provider_namelookup.warehouse.dialects.snowflake import SnowflakeDialect
+from airflow_provider_namelookup.warehouse.incoming import IncomingAnswers
 from airflow_provider_namelookup.warehouse.schema import Column
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 
@@ -70,12 +71,11 @@ def test_a_store_after_a_lost_connection_writes_its_answers_on_a_new_one(dialect
     hook = _Hook()
     dialect = dialect_class(hook)
     session = WarehouseSession(hook, dialect)
-    session.scratch["incoming"] = "namelookup_incoming_run1"
+    incoming = IncomingAnswers(session, "answers", "namelookup_incoming_run1")
     rows = [("h1", "female"), ("h2", "male")]
 
     def store() -> set[str]:
-        return dialect.store(session, "answers", rows, [Column("gender", "text")], owner="run1", stamp=1.0,
-                             credits=1, paid_for="t")
+        return incoming.write(rows, [Column("gender", "text")], owner="run1", stamp=1.0, credits=1, paid_for="t")
 
     async def two_stores() -> set[str]:
         assert await session.run_reconnecting(store) == {"h1", "h2"}

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from airflow_provider_namelookup.contract import LookupKind
-from airflow_provider_namelookup.engine.plan import RowSpec, plan_query_object
-from airflow_provider_namelookup.engine.ports import Question, RunOutcome
+from airflow_provider_namelookup.engine.plan import QueryRules, plan_value
+from airflow_provider_namelookup.engine.ports import RunOutcome
 from airflow_provider_namelookup.warehouse.answers import AnswersTable
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from airflow_provider_namelookup.warehouse.source import TableQuestions, TableSource
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.usefixtures("airflow_db")
 
 ROWS = [(1, "Anna", "DE"), (2, "Anna", "DE"), (3, "Ben", None), (4, "", None)]
 ANSWER = {"gender": "female", "probability": 0.98, "details": {"samples": 10}, "result_found": True}
-SPEC = RowSpec(LookupKind.GENDER)
+SPEC = QueryRules(LookupKind.GENDER)
 
 
 class Pieces:
@@ -49,8 +49,7 @@ class Pieces:
         await self.source.prepare()
         await self.target.prepare(create=True)
         await self.answers.prepare(create=True)
-        questions = [Question(v, plan_query_object(v.ref, v.raw, SPEC)) async for page in self.source.pages()
-                     for v in page]
+        questions = [plan_value(v, SPEC) async for page in self.source.pages() for v in page]
         await self.answers.register(questions)
         hashes = sorted({q.query_hash for q in questions if q.valid})
         paid: set[str] = set()
@@ -125,4 +124,4 @@ def test_an_unchanged_table_is_read_as_nothing_to_do(pieces: Any, warehouse: Any
     assert outcome.questions == [] and again.source.total_rows == 4  # every row unchanged
     warehouse.hook.run(f"UPDATE {first.target_name[:-len('_gender')]} SET name = 'Carla' WHERE customer_id = 2")
     changed = pieces("c").read(pay=False)
-    assert [q.value.ref for q in changed.questions] == [("Carla", "DE")]
+    assert [q.ref for q in changed.questions] == [("Carla", "DE")]

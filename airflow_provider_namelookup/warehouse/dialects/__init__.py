@@ -1,36 +1,68 @@
-"""One module per warehouse engine, each the only place of its SQL spellings.
+"""One module per warehouse engine, each the only place of its SQL spellings, loaded when first used.
 
-:func:`dialect_for` picks the module for a common-sql hook by its ``dialect_name`` (or
-connection type); a warehouse the engine cannot serve gets an error naming the ones it can.
-A new warehouse is one module here (a :class:`~.base.WarehouseDialect` subclass listed in
-:data:`DIALECTS`) and its tests.
+:data:`WAREHOUSES` lists the supported warehouses: the engine names a common-sql hook
+reports for each (``dialect_name``, else the connection type), the Airflow provider of its
+hook and the extra of this package that installs it. :func:`dialect_for` imports only the
+module of the hook's warehouse; a warehouse the engine cannot serve gets an error naming the
+ones it can, and :func:`install_hint` says what to install when a warehouse's provider is
+missing. A new warehouse is one module here (a :class:`~.base.WarehouseDialect` subclass
+named ``DIALECT``, its module named after it), one entry in :data:`WAREHOUSES`, and its tests.
 
 Example::
 
-    >>> sorted(d.name for d in DIALECTS)
-    ['bigquery', 'databricks', 'duckdb', 'mssql', 'mysql', 'postgresql', 'redshift', 'snowflake', 'sqlite']
+    >>> [w.name for w in WAREHOUSES]
+    ['sqlite', 'postgresql', 'mysql', 'duckdb', 'snowflake', 'bigquery', 'databricks', 'redshift', 'mssql']
+    >>> install_hint("snowflake")
+    "pip install 'airflow-provider-namelookup[snowflake]' (apache-airflow-providers-snowflake)"
 """
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_namelookup.warehouse.dialects.base import Names, WarehouseDialect
-from airflow_provider_namelookup.warehouse.dialects.bigquery import BigQueryDialect
-from airflow_provider_namelookup.warehouse.dialects.databricks import DatabricksDialect
-from airflow_provider_namelookup.warehouse.dialects.duckdb import DuckDBDialect
-from airflow_provider_namelookup.warehouse.dialects.mssql import MsSqlDialect
-from airflow_provider_namelookup.warehouse.dialects.mysql import MySqlDialect
-from airflow_provider_namelookup.warehouse.dialects.postgresql import PostgresDialect
-from airflow_provider_namelookup.warehouse.dialects.redshift import RedshiftDialect
-from airflow_provider_namelookup.warehouse.dialects.snowflake import SnowflakeDialect
-from airflow_provider_namelookup.warehouse.dialects.sqlite import SqliteDialect
 
-__all__ = ["DIALECTS", "Names", "UnsupportedWarehouse", "WarehouseDialect", "dialect_for"]
+__all__ = ["WAREHOUSES", "Names", "UnsupportedWarehouse", "Warehouse", "WarehouseDialect", "all_dialects",
+           "dialect_for", "install_hint"]
 
-DIALECTS: tuple[type[WarehouseDialect], ...] = (
-    SqliteDialect, PostgresDialect, MySqlDialect, DuckDBDialect, SnowflakeDialect, BigQueryDialect, DatabricksDialect,
-    RedshiftDialect, MsSqlDialect)
+
+@dataclass(frozen=True)
+class Warehouse:
+    """A supported warehouse.
+
+    :param name: its dialect module's name (and the dialect's :attr:`~.base.WarehouseDialect.name`).
+    :param engines: the ``dialect_name`` or connection types of its common-sql hooks.
+    :param provider: the Airflow provider package of its hook.
+    :param extra: the extra of this package that installs that provider (None: install it by hand).
+    """
+
+    name: str
+    engines: tuple[str, ...]
+    provider: str
+    extra: str | None = None
+
+    def dialect_class(self) -> type[WarehouseDialect]:
+        """Its dialect (the module is imported now)."""
+        module = importlib.import_module(f"{__name__}.{self.name}")
+        dialect: type[WarehouseDialect] = module.DIALECT
+        return dialect
+
+
+WAREHOUSES: tuple[Warehouse, ...] = (
+    Warehouse("sqlite", ("sqlite",), "apache-airflow-providers-sqlite", "examples"),
+    Warehouse("postgresql", ("postgresql", "postgres"), "apache-airflow-providers-postgres"),
+    Warehouse("mysql", ("mysql", "mariadb"), "apache-airflow-providers-mysql"),
+    Warehouse("duckdb", ("duckdb",), "apache-airflow-providers-duckdb", "duckdb"),
+    Warehouse("snowflake", ("snowflake",), "apache-airflow-providers-snowflake", "snowflake"),
+    Warehouse("bigquery", ("bigquery", "google_cloud_platform", "gcpbigquery"), "apache-airflow-providers-google",
+              "bigquery"),
+    Warehouse("databricks", ("databricks",), "apache-airflow-providers-databricks", "databricks"),
+    Warehouse("redshift", ("redshift",), "apache-airflow-providers-amazon", "redshift"),
+    Warehouse("mssql", ("mssql", "microsoft_sql_server", "azure_sql"), "apache-airflow-providers-microsoft-mssql",
+              "mssql"),
+)
 
 
 class UnsupportedWarehouse(ValueError):
@@ -42,15 +74,35 @@ def _engine_of(hook: Any) -> str:
     return str(name if name and name != "default" else getattr(hook, "conn_type", None) or name)
 
 
+def warehouse_of(engine: str | None) -> Warehouse | None:
+    """The supported warehouse of an engine name or connection type, or None."""
+    return next((w for w in WAREHOUSES if engine in w.engines), None)
+
+
 def dialect_for(hook: Any) -> WarehouseDialect:
-    """The dialect of a common-sql hook.
+    """The dialect of a common-sql hook (its module imported on first use).
 
     :raises UnsupportedWarehouse: naming the warehouses the table operators support.
     """
     engine = _engine_of(hook)
-    for dialect in DIALECTS:
-        if engine in dialect.engines:
-            return dialect(hook)
-    supported = ", ".join(d.name for d in DIALECTS)
-    raise UnsupportedWarehouse(f"the table operators support {supported} warehouses; this connection's "
-                               f"dialect is {engine!r}")
+    warehouse = warehouse_of(engine)
+    if warehouse is None:
+        supported = ", ".join(w.name for w in WAREHOUSES)
+        raise UnsupportedWarehouse(f"the table operators support {supported} warehouses; this connection's "
+                                   f"dialect is {engine!r}")
+    return warehouse.dialect_class()(hook)
+
+
+def all_dialects() -> list[type[WarehouseDialect]]:
+    """Every supported warehouse's dialect (each module imported)."""
+    return [w.dialect_class() for w in WAREHOUSES]
+
+
+def install_hint(conn_type: str | None) -> str | None:
+    """What to install for the hook of a supported warehouse's connection type (None: not one of them)."""
+    warehouse = warehouse_of(conn_type)
+    if warehouse is None:
+        return None
+    if warehouse.extra:
+        return f"pip install 'airflow-provider-namelookup[{warehouse.extra}]' ({warehouse.provider})"
+    return f"pip install {warehouse.provider}"

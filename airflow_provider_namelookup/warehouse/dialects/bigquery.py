@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
-from airflow_provider_namelookup.warehouse.dialects.base import WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, DriverErrors, WarehouseDialect, cloud_tuning
 from airflow_provider_namelookup.warehouse.schema import Column
 
 _CASTS = {"bool": "BOOL", "int": "INT64", "float": "FLOAT64", "decimal": "BIGNUMERIC", "datetime": "TIMESTAMP",
@@ -39,8 +39,6 @@ _EXPIRY = "OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), IN
 
 class BigQueryDialect(WarehouseDialect):
     name = "bigquery"
-    engines = ("bigquery", "google_cloud_platform", "gcpbigquery")
-    provider = "apache-airflow-providers-google"
     proof = "parsed only"
     credit_promise = ("snapshot isolation: of two runs' MERGE claims of one query BigQuery aborts one, which is run "
                       "again and finds the query held")
@@ -50,12 +48,10 @@ class BigQueryDialect(WarehouseDialect):
     }
     temporary_tables_are_private = False
     enforces_keys = False
-    store_every_seconds = 30.0
-    store_batch = 50_000
-    conflict_attempts = 10
-    conflict_backoff_seconds = 1.0
-    lock_conflict_words = ("could not serialize access", "concurrent update", "too many dml statements",
-                           "too many table update operations")
+    bulk_load = BulkLoad.JSON
+    tuning = cloud_tuning(conflict_attempts=10, conflict_backoff_seconds=1.0)
+    errors = DriverErrors(lock_conflict_words=("could not serialize access", "concurrent update",
+                                               "too many dml statements", "too many table update operations"))
 
     def quote(self, name: str) -> str:
         return ".".join(f"`{part}`" for part in name.split("."))
@@ -87,12 +83,12 @@ class BigQueryDialect(WarehouseDialect):
     def create_temp_as(self, table: str, select: str) -> str:
         return f"CREATE TABLE {table} {_EXPIRY} AS {select}"
 
-    def load_rows(self, session: Any, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-        self.load_json(session, table, columns, rows)
-
     def json_select(self, width: int, kinds: Sequence[str]) -> str:
         def value(i: int, kind: str) -> str:
             text = f"JSON_VALUE(r, '$[{i}]')"
             return f"CAST({text} AS {_CASTS[kind]})" if kind in _CASTS else text
         values = ", ".join(value(i, k) for i, k in enumerate(kinds))
         return f"SELECT {values} FROM UNNEST(JSON_QUERY_ARRAY({self.placeholder})) AS r"
+
+
+DIALECT = BigQueryDialect

@@ -27,7 +27,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
-from airflow_provider_namelookup.warehouse.dialects.base import Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.base import (
+    BulkLoad,
+    DriverErrors,
+    Names,
+    WarehouseDialect,
+    cloud_tuning,
+)
 from airflow_provider_namelookup.warehouse.schema import Column
 
 _CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "DOUBLE", "decimal": "DECIMAL(38, 10)",
@@ -36,8 +42,6 @@ _CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "DOUBLE", "decimal": "DEC
 
 class DatabricksDialect(WarehouseDialect):
     name = "databricks"
-    engines = ("databricks",)
-    provider = "apache-airflow-providers-databricks"
     proof = "parsed only"
     credit_promise = ("Delta's optimistic commits: of two runs' MERGE claims of one query the second fails with a "
                       "concurrent-modification error and is run again, finding the query held")
@@ -47,12 +51,10 @@ class DatabricksDialect(WarehouseDialect):
     }
     temporary_tables_are_private = False
     enforces_keys = False
-    store_every_seconds = 30.0
-    store_batch = 50_000
-    conflict_attempts = 10
-    conflict_backoff_seconds = 0.5
-    lock_conflict_words = ("concurrent", "conflicting commit")
-    duplicate_key_words = ("already exists", "table_or_view_already_exists")
+    bulk_load = BulkLoad.JSON
+    tuning = cloud_tuning(conflict_attempts=10, conflict_backoff_seconds=0.5)
+    errors = DriverErrors(lock_conflict_words=("concurrent", "conflicting commit"),
+                          duplicate_key_words=("already exists", "table_or_view_already_exists"))
 
     def quote(self, name: str) -> str:
         return ".".join(f"`{part}`" for part in name.split("."))
@@ -86,9 +88,6 @@ class DatabricksDialect(WarehouseDialect):
                    *(f"{expression} AS {column}" for expression, column in names.raw_columns())]
         return [f"CREATE TABLE {table} AS SELECT {', '.join(columns)} FROM {names.relation} s WHERE 1 = 0"]
 
-    def load_rows(self, session: Any, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-        self.load_json(session, table, columns, rows)
-
     def json_select(self, width: int, kinds: Sequence[str]) -> str:
         values = ", ".join(f"CAST(r[{i}] AS {_CASTS[k]})" if k in _CASTS else f"r[{i}]" for i, k in enumerate(kinds))
         return (f"SELECT {values} FROM (SELECT explode(from_json({self.placeholder}, 'array<array<string>>')) AS r) "
@@ -98,3 +97,6 @@ class DatabricksDialect(WarehouseDialect):
                     condition: str) -> str:
         sets = ", ".join(f"{alias}.{column} = {expression}" for column, expression in assignments)
         return f"MERGE INTO {table} {alias} USING {source} c ON {condition} WHEN MATCHED THEN UPDATE SET {sets}"
+
+
+DIALECT = DatabricksDialect

@@ -28,15 +28,10 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-from airflow_provider_namelookup.warehouse.dialects.base import OnConflictDialect
-from airflow_provider_namelookup.warehouse.schema import Column
-
-if TYPE_CHECKING:
-    from airflow_provider_namelookup.warehouse.session import WarehouseSession
+from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, DriverErrors, OnConflictDialect
 
 _LOCKED_FILE = re.compile(r"could not set lock on file \"?(?P<file>[^\"]*)", re.IGNORECASE)
 _HOLDER = re.compile(r"\(PID (?P<pid>\d+)\)")
@@ -114,10 +109,24 @@ class _Cursor:
         """Nothing to release: the statement's result goes with the next one."""
 
 
+def open_connection(hook: Any) -> _Connection:
+    """A run's connection to the DuckDB file, or :class:`DuckDBFileInUse` when another process holds it."""
+    try:
+        conn = hook.get_conn()
+    except Exception as err:
+        if (found := _LOCKED_FILE.search(str(err))) is None:
+            raise
+        pid = _HOLDER.search(str(err))
+        holder = f" (PID {pid['pid']})" if pid else ""
+        raise DuckDBFileInUse(
+            f"DuckDB allows one writing process per database file, and {found['file'] or 'the file'} is open "
+            f"in another process{holder}: this run cannot write to it, and has spent nothing. Runs on one "
+            f"DuckDB file must not overlap: give their tasks one pool slot (or run them in one task)") from None
+    return _Connection(conn)
+
+
 class DuckDBDialect(OnConflictDialect):
     name = "duckdb"
-    engines = ("duckdb",)
-    provider = "apache-airflow-providers-duckdb"
     credit_promise = ("one writing process per database file: a run whose file another process holds is refused "
                       "before it spends; in one process, of two claims of a query the second fails at commit and "
                       "is run again")
@@ -126,61 +135,21 @@ class DuckDBDialect(OnConflictDialect):
         "timestamp": "TIMESTAMP",
     }
 
-    def connect(self, hook: Any) -> Any:
-        try:
-            conn = hook.get_conn()
-        except Exception as err:
-            if (found := _LOCKED_FILE.search(str(err))) is None:
-                raise
-            pid = _HOLDER.search(str(err))
-            holder = f" (PID {pid['pid']})" if pid else ""
-            raise DuckDBFileInUse(
-                f"DuckDB allows one writing process per database file, and {found['file'] or 'the file'} is open "
-                f"in another process{holder}: this run cannot write to it, and has spent nothing. Runs on one "
-                f"DuckDB file must not overlap: give their tasks one pool slot (or run them in one task)") from None
-        return _Connection(conn)
+    bulk_load = BulkLoad.UNNEST
+    update_returning = "a.query_hash"
+    # Transactions are optimistic: a row or key another transaction wrote meanwhile fails the statement or
+    # its commit (an ON CONFLICT sees only committed rows); the step is run again, and then sees it. A table
+    # another run is creating or altering is a catalog conflict.
+    errors = DriverErrors(lock_conflict_words=("transactioncontext", "conflict on", "duplicate key"),
+                          duplicate_key_words=(*DriverErrors.duplicate_key_words, "write-write conflict on"))
+    connect = staticmethod(open_connection)
 
     def timestamp(self, moment: datetime) -> Any:
         return moment.replace(tzinfo=None)
-
-    def is_duplicate_key(self, err: BaseException) -> bool:
-        """A key taken, or a table another run is creating or altering (a catalog conflict)."""
-        return "write-write conflict on" in str(err).lower() or super().is_duplicate_key(err)
-
-    def is_lock_conflict(self, err: BaseException) -> bool:
-        """Transactions are optimistic: a row or key another transaction wrote meanwhile fails the
-        statement or its commit (an ``ON CONFLICT`` sees only committed rows), and the step is run
-        again, seeing it."""
-        text = str(err).lower()
-        return any(word in text for word in ("transactioncontext", "conflict on", "duplicate key"))
-
-    def load_rows(self, session: WarehouseSession, table: str, columns: Sequence[str],
-                  rows: Sequence[Sequence[Any]]) -> None:
-        """One ``INSERT ... SELECT UNNEST(?), ...`` of one list per column (``executemany`` runs
-        the insert once per row)."""
-        lists = [[row[i] for row in rows] for i in range(len(columns))]
-        unnests = ", ".join(f"UNNEST({self.placeholder})" for _ in columns)
-        session.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT {unnests}", lists)
-
-    def store(self, session: WarehouseSession, answers: str, rows: Sequence[Sequence[Any]],
-              result_columns: Sequence[Column], *, owner: str, stamp: float, credits: int,
-              paid_for: str) -> set[str]:
-        """One ``UPDATE ... FROM (SELECT UNNEST(<one list per column>)) ... RETURNING``."""
-        p = self.placeholder
-        names = ["query_hash", *(c.name for c in result_columns)]
-        types = ["VARCHAR", *(self.column_type(c) for c in result_columns)]
-        values = ", ".join(f"UNNEST(CAST({p} AS {t}[])) AS {n}" for n, t in zip(names, types, strict=True))
-        sets = ", ".join(f"{c.name} = v.{c.name}" for c in result_columns)
-        params: list[Any] = [owner, stamp, credits, paid_for]
-        params += [[row[i] for row in rows] for i in range(len(names))]
-        params.append(owner)
-        return {r[0] for r in session.fetchall(
-            f"UPDATE {answers} AS a SET state = 'answered', claimed_by = NULL, lease_expires = NULL, "
-            f"answered_by = {p}, answered_at = {p}, credits = {p}, paid_for = {p}, {sets} "
-            f"FROM (SELECT {values}) AS v WHERE a.query_hash = v.query_hash AND a.claimed_by = {p} "
-            f"RETURNING a.query_hash", params, commit=False)}
 
     def lock_answers(self, answers: str, chosen: str) -> str | None:
         """A write of the rows (DuckDB has no ``FOR UPDATE``): two fix-ups of one query conflict."""
         return f"UPDATE {answers} SET credits = credits WHERE query_hash IN ({chosen}) RETURNING query_hash"
 
+
+DIALECT = DuckDBDialect

@@ -27,7 +27,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
-from airflow_provider_namelookup.warehouse.dialects.base import Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.base import (
+    BulkLoad,
+    DriverErrors,
+    Names,
+    WarehouseDialect,
+    cloud_tuning,
+)
 from airflow_provider_namelookup.warehouse.schema import Column
 
 _CASTS = {"bool": "BIT", "int": "BIGINT", "float": "FLOAT", "decimal": "DECIMAL(38, 10)", "datetime": "DATETIME2",
@@ -37,8 +43,7 @@ _BYTES = "VARBINARY(8000)"
 
 class MsSqlDialect(WarehouseDialect):
     name = "mssql"
-    engines = ("mssql", "microsoft_sql_server", "azure_sql")
-    provider = "apache-airflow-providers-microsoft-mssql"
+    sqlglot_name = "tsql"
     proof = "parsed only"
     credit_promise = ("a claim is one MERGE WITH (HOLDLOCK) into the answers table: its range lock makes a second "
                       "run's claim of a query wait and find it held; deadlock victims are run again")
@@ -46,9 +51,12 @@ class MsSqlDialect(WarehouseDialect):
         "text": "NVARCHAR({n})", "longtext": "NVARCHAR(MAX)", "float": "FLOAT", "int": "INT", "bigint": "BIGINT",
         "timestamp": "DATETIME2",
     }
-    store_every_seconds = 10.0
-    lock_conflict_words = ("deadlock", "lock request time out")
-    duplicate_key_words = ("violation of primary key", "cannot insert duplicate key", "there is already an object")
+    bulk_load = BulkLoad.JSON
+    tuning = cloud_tuning(store_every_seconds=10.0, store_batch=10_000)
+    errors = DriverErrors(lock_conflict_codes=frozenset({1205}),  # a deadlock victim
+                          lock_conflict_words=("deadlock", "lock request time out"),
+                          duplicate_key_words=("violation of primary key", "cannot insert duplicate key",
+                                               "there is already an object"))
 
     def literal(self, value: Any) -> str:
         text = super().literal(value)
@@ -59,9 +67,6 @@ class MsSqlDialect(WarehouseDialect):
 
     def temp_name(self, base: str, schema: str | None = None) -> str:
         return f"#{base}"
-
-    def is_lock_conflict(self, err: BaseException) -> bool:
-        return (err.args[0] if err.args else None) == 1205 or super().is_lock_conflict(err)
 
     def first_row(self, columns: str, relation: str) -> str:
         return f"SELECT TOP 1 {columns} FROM {relation} s"
@@ -87,13 +92,7 @@ class MsSqlDialect(WarehouseDialect):
         back through ``MIN`` (every value of a group is the same)."""
         country = f"MIN({names.country})" if names.country else "NULL"
         groups = ", ".join(f"CAST({e} AS {_BYTES})" for e in (names.name, names.country) if e)
-        filtered = f" WHERE NOT EXISTS ({unchanged})" if unchanged else ""
-        return (f"SELECT 0 AS total, MIN({names.name}), {country}, COUNT(*), MIN({names.key}) "
-                f"FROM {names.relation} s{filtered} GROUP BY {groups} "
-                f"UNION ALL SELECT 1, NULL, NULL, COUNT(*), NULL FROM {names.relation} s")
-
-    def load_rows(self, session: Any, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-        self.load_json(session, table, columns, rows)
+        return self._distinct_values(names, unchanged, f"MIN({names.name}), {country}", groups)
 
     def json_select(self, width: int, kinds: Sequence[str]) -> str:
         values = ", ".join(f"CAST(j.c{i} AS {_CASTS[k]})" if k in _CASTS else f"j.c{i}" for i, k in enumerate(kinds))
@@ -113,3 +112,6 @@ class MsSqlDialect(WarehouseDialect):
                     condition: str) -> str:
         sets = ", ".join(f"{alias}.{column} = {expression}" for column, expression in assignments)
         return f"UPDATE {alias} SET {sets} FROM {table} {alias} JOIN {source} c ON {condition}"
+
+
+DIALECT = MsSqlDialect

@@ -22,13 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-from airflow_provider_namelookup.warehouse.dialects.base import Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, Names, WarehouseDialect
 from airflow_provider_namelookup.warehouse.schema import Column
-
-if TYPE_CHECKING:
-    from airflow_provider_namelookup.warehouse.session import WarehouseSession
 
 _CASTS = {"text": "CHAR({n})", "longtext": "CHAR", "float": "DOUBLE", "int": "SIGNED", "bigint": "SIGNED",
           "timestamp": "DATETIME(6)"}
@@ -36,8 +33,6 @@ _CASTS = {"text": "CHAR({n})", "longtext": "CHAR", "float": "DOUBLE", "int": "SI
 
 class MySqlDialect(WarehouseDialect):
     name = "mysql"
-    engines = ("mysql", "mariadb")
-    provider = "apache-airflow-providers-mysql"
     credit_promise = ("InnoDB row locks: claims are inserts that conflict on the answers table's primary key, "
                       "so one run wins each query; fix-ups lock the query's answers row")
     types: ClassVar[dict[str, str]] = {
@@ -45,7 +40,10 @@ class MySqlDialect(WarehouseDialect):
         "timestamp": "DATETIME(6)",
     }
     reads_while_writing = True
-    lock_conflict_words = ("deadlock", "lock wait timeout")
+    errors = DriverErrors(lock_conflict_codes=frozenset({1205, 1213}),
+                          lock_conflict_words=("deadlock", "lock wait timeout"),
+                          connection_lost_codes=frozenset({1927, 2006, 2013, 2055, 4031}),
+                          duplicate_key_codes=frozenset({1050, 1060, 1062, 1068}))
     claimed_row = ""  # ON DUPLICATE KEY UPDATE names the existing row's columns bare
 
     @property
@@ -62,16 +60,6 @@ class MySqlDialect(WarehouseDialect):
 
     def cast_null(self, column: Column) -> str:
         return f"CAST(NULL AS {_CASTS[column.kind].format(n=column.length)})"
-
-    def is_lock_conflict(self, err: BaseException) -> bool:
-        return getattr(err, "errno", None) in (1205, 1213) or super().is_lock_conflict(err)
-
-    def is_connection_lost(self, err: BaseException) -> bool:
-        return getattr(err, "errno", None) in (1927, 2006, 2013, 2055, 4031) or super().is_connection_lost(err)
-
-    def is_duplicate_key(self, err: BaseException) -> bool:
-        code = getattr(err, "errno", None) or (err.args[0] if err.args and isinstance(err.args[0], int) else None)
-        return code in (1050, 1060, 1062, 1068) or super().is_duplicate_key(err)
 
     def exact_equal(self, left: str, right: str) -> str:
         return f"{left} = {right} AND CAST({left} AS BINARY) = CAST({right} AS BINARY)"
@@ -104,10 +92,7 @@ class MySqlDialect(WarehouseDialect):
         read back through ``MIN`` (every value of a group is the same)."""
         country = f"MIN({names.country})" if names.country else "NULL"
         groups = ", ".join(f"CAST({e} AS BINARY)" for e in (names.name, names.country) if e)
-        filtered = f" WHERE NOT EXISTS ({unchanged})" if unchanged else ""
-        return (f"SELECT 0 AS total, MIN({names.name}), {country}, COUNT(*), MIN({names.key}) "
-                f"FROM {names.relation} s{filtered} GROUP BY {groups} "
-                f"UNION ALL SELECT 1, NULL, NULL, COUNT(*), NULL FROM {names.relation} s")
+        return self._distinct_values(names, unchanged, f"MIN({names.name}), {country}", groups)
 
     def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
         """Assignments run left to right: ``claimed_by`` first, decided on the row as it was;
@@ -124,25 +109,6 @@ class MySqlDialect(WarehouseDialect):
                      lookup: str) -> list[Any]:
         return [lookup, owner, lease, *chosen, *reclaimable]
 
-    def store(self, session: WarehouseSession, answers: str, rows: Sequence[Sequence[Any]],
-              result_columns: Sequence[Column], *, owner: str, stamp: float, credits: int,
-              paid_for: str) -> set[str]:
-        """One multi-row ``INSERT ... ON DUPLICATE KEY UPDATE`` (the driver sends an ``executemany``
-        of an ``INSERT`` as one statement), every assignment guarded by the owner's claim."""
-        names = ["query_hash", *(c.name for c in result_columns), "answered_by", "answered_at", "credits",
-                 "paid_for", "claimed_by", "state"]
-        mine = "claimed_by = VALUES(claimed_by)"
-        sets = [f"{n} = IF({mine}, VALUES({n}), {n})" for n in names[1:-2]]
-        sets += [f"state = IF({mine}, 'answered', state)", f"lease_expires = IF({mine}, NULL, lease_expires)",
-                 f"claimed_by = IF({mine}, NULL, claimed_by)"]
-        written = session.executemany(
-            f"INSERT INTO {answers} ({', '.join(names)}) VALUES ({self.marks(len(names))}) "
-            f"ON DUPLICATE KEY UPDATE {', '.join(sets)}",
-            [(*row, owner, stamp, credits, paid_for, owner, "answered") for row in rows])
-        if written >= 2 * len(rows):  # 2 per row updated
-            return {row[0] for row in rows}
-        return self.stored_by(session, answers, [row[0] for row in rows], owner=owner, stamp=stamp)
-
     def lock_answers(self, answers: str, chosen: str) -> str | None:
         return f"SELECT query_hash FROM {answers} WHERE query_hash IN ({chosen}) ORDER BY query_hash FOR UPDATE"
 
@@ -154,3 +120,6 @@ class MySqlDialect(WarehouseDialect):
                     condition: str) -> str:
         sets = ", ".join(f"{alias}.{column} = {expression}" for column, expression in assignments)
         return f"UPDATE {table} {alias} JOIN {source} c ON {condition} SET {sets}"
+
+
+DIALECT = MySqlDialect

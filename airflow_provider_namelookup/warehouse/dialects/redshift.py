@@ -27,24 +27,20 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_namelookup.warehouse.dialects.base import WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, DriverErrors, WarehouseDialect, cloud_tuning
 
 _STATEMENT_BYTES = 8_000_000
 
 
 class RedshiftDialect(WarehouseDialect):
     name = "redshift"
-    engines = ("redshift",)
-    provider = "apache-airflow-providers-amazon"
     proof = "parsed only"
     credit_promise = ("serialisable transactions: of two runs' claims of one query the second fails with a "
                       "serializable isolation violation and is run again, finding the query held")
     enforces_keys = False
-    store_every_seconds = 30.0
-    store_batch = 50_000
-    conflict_attempts = 8
-    conflict_backoff_seconds = 0.5
-    lock_conflict_words = ("serializable isolation violation", "deadlock")
+    bulk_load = BulkLoad.LITERALS
+    tuning = cloud_tuning(conflict_attempts=8, conflict_backoff_seconds=0.5)
+    errors = DriverErrors(lock_conflict_words=("serializable isolation violation", "deadlock"))
 
     def timestamp(self, moment: datetime) -> Any:
         return moment.replace(tzinfo=None)
@@ -69,19 +65,22 @@ class RedshiftDialect(WarehouseDialect):
             return f"'{value.isoformat()}'"
         return f"FROM_VARBYTE(FROM_HEX('{str(value).encode().hex()}'), 'utf8')"
 
-    def load_rows(self, session: Any, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    def insert_literals(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+        """Multi-row ``INSERT``s of :meth:`value` literals, at most 8 MB each (Redshift takes 16)."""
         head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
+        statements: list[str] = []
         values: list[str] = []
         size = len(head)
         for row in rows:
             text = f"({', '.join(self.value(v) for v in row)})"
             if values and size + len(text) > _STATEMENT_BYTES:
-                session.execute(head + ", ".join(values))
+                statements.append(head + ", ".join(values))
                 values, size = [], len(head)
             values.append(text)
             size += len(text) + 2
         if values:
-            session.execute(head + ", ".join(values))
+            statements.append(head + ", ".join(values))
+        return statements
 
     def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
         p = self.placeholder
@@ -97,3 +96,6 @@ class RedshiftDialect(WarehouseDialect):
     def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
                      lookup: str) -> list[Any]:
         return [*chosen, *reclaimable, *reclaimable, owner, *reclaimable, lease, lookup, owner, lease]
+
+
+DIALECT = RedshiftDialect

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
-from airflow_provider_namelookup.warehouse.dialects.base import WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, DriverErrors, WarehouseDialect, cloud_tuning
 
 _CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "FLOAT", "decimal": "NUMBER(38, 10)",
           "datetime": "TIMESTAMP_TZ", "date": "DATE"}
@@ -35,8 +35,6 @@ _CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "FLOAT", "decimal": "NUMB
 
 class SnowflakeDialect(WarehouseDialect):
     name = "snowflake"
-    engines = ("snowflake",)
-    provider = "apache-airflow-providers-snowflake"
     proof = "emulator"
     credit_promise = ("DML on a table is serialised by its lock: a claim is one MERGE into the answers table, so a "
                       "second run's claim of a query waits for the first's and finds it held")
@@ -45,11 +43,9 @@ class SnowflakeDialect(WarehouseDialect):
         "timestamp": "TIMESTAMP_NTZ",
     }
     enforces_keys = False
-    store_every_seconds = 30.0
-    store_batch = 50_000
-    conflict_attempts = 8
-    conflict_backoff_seconds = 0.5
-    lock_conflict_words = ("deadlock", "lock wait", "was aborted")
+    bulk_load = BulkLoad.JSON
+    tuning = cloud_tuning(conflict_attempts=8, conflict_backoff_seconds=0.5)
+    errors = DriverErrors(lock_conflict_words=("deadlock", "lock wait", "was aborted"))
 
     def timestamp(self, moment: datetime) -> Any:
         return moment.replace(tzinfo=None)
@@ -57,10 +53,10 @@ class SnowflakeDialect(WarehouseDialect):
     def create_index(self, name: str, table: str, columns: Sequence[str]) -> list[str]:
         return []
 
-    def load_rows(self, session: Any, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-        self.load_json(session, table, columns, rows)
-
     def json_select(self, width: int, kinds: Sequence[str]) -> str:
         values = ", ".join(f"f.value[{i}]::VARCHAR" + (f"::{_CASTS[k]}" if k in _CASTS else "")
                            for i, k in enumerate(kinds))
         return f"SELECT {values} FROM TABLE(FLATTEN(INPUT => PARSE_JSON({self.placeholder}))) AS f"
+
+
+DIALECT = SnowflakeDialect

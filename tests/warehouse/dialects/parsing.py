@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from airflow_provider_namelookup.warehouse.dialects import warehouse_of
 from tests.support import require
 from tests.warehouse.dialects.recording import RecordedRun, record_run
 
@@ -46,12 +47,27 @@ def check_every_statement_parses(conn_type: str, read: str, emulator: Any, make_
     return statements
 
 
+def is_store(sql: str) -> bool:
+    """A statement of an answers store: the incoming rows loaded, or moved into the answers table."""
+    return "namelookup_incoming_" in sql.split("(")[0] or (sql.startswith(("UPDATE", "MERGE")) and "answered_by" in sql)
+
+
 def check_statement_budget(conn_type: str, emulator: Any, make_account: Any,
                            record_property: Any) -> RecordedRun:
-    """The 1M-row benchmark's shape sends at most :data:`STATEMENT_BUDGET` statements."""
+    """The 1M-row benchmark's shape sends at most :data:`STATEMENT_BUDGET` statements.
+
+    A warehouse that stores answers continuously behind the lookups (a local one, whose
+    statements cost nothing: ``store_every_seconds`` 0) is held to the budget without its
+    stores, which it sends as fast as answers arrive; a cloud warehouse, which bills
+    statements, is held to it with them.
+    """
     run = record_run(conn_type, emulator, make_account(credits=50_000), **BENCHMARK_SHAPE)
     assert run.summary["lookups"] == 41_815 and run.summary["rows_read"] == 1_000_000
+    assert run.summary["statements"] == len(run.statements)
+    continuous = warehouse_of(conn_type).dialect_class().tuning.store_every_seconds <= 0  # type: ignore[union-attr]
+    counted = [sql for sql in run.statements if not (continuous and is_store(sql))]
     record_property("statements", run.summary["statements"])
-    print(f"{conn_type}: {run.summary['statements']} statements for a 1,000,000-row run of 41,817 distinct values")
-    assert run.summary["statements"] == len(run.statements) <= STATEMENT_BUDGET, run.statements
+    print(f"{conn_type}: {run.summary['statements']} statements ({len(counted)} besides continuous stores) for a "
+          f"1,000,000-row run of 41,817 distinct values")
+    assert len(counted) <= STATEMENT_BUDGET, counted
     return run

@@ -26,7 +26,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from airflow_provider_namelookup.contract import LookupKind
-from airflow_provider_namelookup.engine.plan import RowSpec
+from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.run import RunOptions
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.warehouse import TableRunSpec, WarehouseSession, table_run
@@ -74,7 +74,8 @@ class Warehouse:
             return [(1, self.values[0][0], self.values[0][1])], 1
         if sql.startswith("SELECT 0 AS total"):  # the distinct pass
             total = sum(count for *_, count, _ in self.values)
-            return [(0, *value) for value in self.values] + [(1, None, None, total, None)], len(self.values) + 1
+            distinct = len(self.values)
+            return [(0, *value, distinct) for value in self.values] + [(1, None, None, total, None, None)], distinct + 1
         if sql.startswith("SELECT a.query_hash, a.state, a.claimed_by"):  # a claim's outcome: all won
             maps = [t for t in self.loads if "namelookup_map_" in t]
             columns, rows = self.loads[maps[0]]
@@ -82,11 +83,11 @@ class Warehouse:
             hashes = {row[columns.index("query_hash")] for row in rows if row[at] == chunk and row[error] is None}
             return [(h, "claimed", self.owner) for h in sorted(hashes)], len(hashes)
         if "answered_by" in sql and sql.startswith(("UPDATE", "MERGE")):  # a store writes what it was given
-            if "RETURNING" in sql:  # the hashes travel as one list parameter
-                hashes = next(p for p in params or () if isinstance(p, list))
-                return [(h,) for h in hashes], len(hashes)
-            incoming = [t for t in self.loads if "namelookup_incoming_" in t]
-            return [], len(self.loads[incoming[0]][1]) if incoming else 0
+            incoming = next(t for t in self.loads if "namelookup_incoming_" in t)
+            columns, rows = self.loads[incoming]
+            number = int(re.search(r"store_no = (\d+)", sql)[1])  # type: ignore[index]
+            hashes = [row[0] for row in rows if row[columns.index("store_no")] == number]
+            return ([(h,) for h in hashes] if "RETURNING" in sql else []), len(hashes)
         if sql.startswith("SELECT COUNT(*) FROM") and "WHERE" not in sql:
             return [(0,)], 1
         return [], 0
@@ -165,10 +166,11 @@ class RecordingHook:
 
 
 class RecordingSession(WarehouseSession):
-    """A session that also keeps the rows of each bulk load (what the map and the stores hold)."""
+    """A session that also keeps the rows of every bulk load (what the map and the stores hold)."""
 
     def load(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-        self.hook.house.loads[_bare(table)] = (list(columns), list(rows))
+        _, held = self.hook.house.loads.setdefault(_bare(table), (list(columns), []))
+        held.extend(rows)  # loads add rows: a page's map rows stay while the claims of earlier pages run
         super().load(table, columns, rows)
 
 
@@ -199,7 +201,7 @@ def record_run(conn_type: str, emulator: Any, token: str, *, distinct: int, rows
     session = RecordingSession(RecordingHook(conn_type, house))
     source = TableSource(session.dialect, table=SOURCE, key_column="customer_id", name_column="first_name",
                          country_column="country")
-    job = TableRunSpec(source=source, target=f"{SOURCE}_gender", answers=ANSWERS, spec=RowSpec(LookupKind.GENDER),
+    job = TableRunSpec(source=source, target=f"{SOURCE}_gender", answers=ANSWERS, rules=QueryRules(LookupKind.GENDER),
                        page_size=page_size, max_age=max_age, **({"claim_chunk": claim_chunk} if claim_chunk else {}))
 
     async def run() -> dict[str, Any]:

@@ -1,7 +1,6 @@
 """DuckDB: one writing process per file (a second process's run is refused, naming the rule,
-before it spends anything); every statement of a run parses in sqlglot's ``duckdb``
-dialect, and a 1,000,000-row run sends at most 40 statements. (The table operators' own
-tests run on DuckDB files too: the ``warehouse`` fixture.)"""
+before it spends anything). (The table operators' own tests run on DuckDB files too: the
+``warehouse`` fixture; its statements are parsed in test_recorded_runs.py.)"""
 
 from __future__ import annotations
 
@@ -12,23 +11,12 @@ from typing import Any
 
 import pytest
 
-from tests.warehouse.dialects.parsing import check_every_statement_parses, check_statement_budget
-
 HOLDER = textwrap.dedent("""
     import sys, duckdb
     conn = duckdb.connect(sys.argv[1])
     print("holding", flush=True)
     sys.stdin.read()
 """)
-
-
-def test_every_statement_of_a_run_parses(emulator: Any, make_account: Any) -> None:
-    check_every_statement_parses("duckdb", "duckdb", emulator, make_account)
-
-
-def test_a_million_row_run_sends_at_most_40_statements(emulator: Any, make_account: Any,
-                                                       record_property: Any) -> None:
-    check_statement_budget("duckdb", emulator, make_account, record_property)
 
 
 def test_a_run_on_a_file_another_process_holds_is_refused_before_it_spends(duckdb_warehouse: Any,

@@ -5,22 +5,22 @@ from __future__ import annotations
 import asyncio
 
 from airflow_provider_namelookup.contract import LookupKind
-from airflow_provider_namelookup.engine.plan import RowSpec, plan_row
-from airflow_provider_namelookup.engine.ports import Question, RunOutcome, SourceValue
-from airflow_provider_namelookup.lists.cache import MemoryAnswers
-from airflow_provider_namelookup.lists.sink import ListResults
+from airflow_provider_namelookup.engine.plan import QueryRules, plan_name
+from airflow_provider_namelookup.engine.ports import Question, RunOutcome
+from airflow_provider_namelookup.xcom.cache import MemoryAnswerCache
+from airflow_provider_namelookup.xcom.sink import ListResults
 
-SPEC = RowSpec(LookupKind.GENDER)
+SPEC = QueryRules(LookupKind.GENDER)
 
 
 def _question(index: int, name: str, **hints: str) -> Question:
-    return Question(SourceValue(ref=index, raw={}), plan_row(index, name, SPEC, **hints))
+    return plan_name(name, SPEC, **hints, ref=index)
 
 
 def test_results_align_with_the_input_and_say_why_a_row_has_none() -> None:
     anna, ben, empty, carla = (_question(1, "Anna", id="a-1"), _question(0, "Ben"), _question(2, ""),
                                _question(3, "Carla"))
-    cache = MemoryAnswers({anna.query_hash: {"gender": "female", "input": {"first_name": "Anna", "id": "hash"}}})
+    cache = MemoryAnswerCache({anna.query_hash: {"gender": "female", "input": {"first_name": "Anna", "id": "hash"}}})
     sink = ListResults(cache)
     asyncio.run(sink.fill(RunOutcome([anna, ben, empty, carla], answered={anna.query_hash}, paid_here=set(),
                                      deferred={carla.query_hash})))

@@ -38,14 +38,26 @@ from airflow.sdk import Context
 
 from airflow_provider_namelookup.engine.plan import LookupKind
 from airflow_provider_namelookup.operators.base import (
+    UNFIXABLE_BY_RETRY,
     GenderHintsMixin,
     NameLookupOperatorBase,
     fail_without_retry_on_unfixable_errors,
 )
 from airflow_provider_namelookup.usage.recorder import records_usage
 from airflow_provider_namelookup.warehouse import DEFAULT_ANSWERS_TABLE, TableRunSpec, table_run
+from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError
+from airflow_provider_namelookup.warehouse.dialects import UnsupportedWarehouse, install_hint
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from airflow_provider_namelookup.warehouse.source import TableSource
+
+
+def _conn_type(conn_id: str) -> str | None:
+    from airflow.sdk import BaseHook
+
+    try:
+        return str(BaseHook.get_connection(conn_id).conn_type)
+    except Exception:
+        return None
 
 
 def default_answers_table() -> str:
@@ -84,6 +96,8 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
     """
 
     target_suffix: ClassVar[str]
+    unfixable_errors: ClassVar[tuple[type[Exception], ...]] = (
+        *UNFIXABLE_BY_RETRY, WarehouseInputError, UnsupportedWarehouse)
     template_fields: Sequence[str] = (*BaseSQLOperator.template_fields, "source_table", "sql", "where",
                                       "target_table", "answers_table", "max_credits")
     template_ext: Sequence[str] = (".sql",)
@@ -131,6 +145,19 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         """The warehouse connection (``conn_id``), by its name in earlier releases."""
         return self.conn_id
 
+    def warehouse_hook(self) -> Any:
+        """The warehouse's common-sql hook; when its Airflow provider is not installed, an error
+        that says what to install (no retry installs it)."""
+        try:
+            return self.get_db_hook()
+        except Exception as err:
+            conn_type = _conn_type(str(self.conn_id))
+            hint = install_hint(conn_type)
+            if hint is None or (not isinstance(err, ImportError) and "unknown hook type" not in str(err).lower()):
+                raise
+            raise WarehouseInputError(f"connection {self.conn_id!r} is a {conn_type} warehouse, whose Airflow provider "
+                                      f"is not installed: {hint}") from err
+
     @property
     def target_name(self) -> str:
         return self.target_table or f"{self.source_table}_{self.target_suffix}"
@@ -141,13 +168,13 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
                              country_column=self.country_column if self.lookup.takes_hints else None,
                              where=self.where)
         return TableRunSpec(source=source, target=self.target_name,
-                            answers=self.answers_table or default_answers_table(), spec=self.row_spec(),
+                            answers=self.answers_table or default_answers_table(), rules=self.query_rules(),
                             page_size=self.page_size, max_age=self.max_age, lease_seconds=self.lease_seconds)
 
     @records_usage
     def execute(self, context: Context) -> dict[str, Any]:
-        with fail_without_retry_on_unfixable_errors():
-            session = WarehouseSession(self.get_db_hook())
+        with fail_without_retry_on_unfixable_errors(self.unfixable_errors):
+            session = WarehouseSession(self.warehouse_hook())
             try:
                 job = self.table_run_spec(session)
                 summary = asyncio.run(self._run(session, job))

@@ -6,7 +6,7 @@ why it was not answered (``insufficient-credits`` when the budget ran out).
 
 Example::
 
-    sink = ListResults(cache)              # the run's MemoryAnswers
+    sink = ListResults(cache)              # the run's MemoryAnswerCache
     await sink.fill(outcome)
     sink.results          # [{"gender": "female", ...}, {"error": {...}}, ...]
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from airflow_provider_namelookup.engine.ports import Question, Result, RunOutcome
-from airflow_provider_namelookup.lists.cache import MemoryAnswers
+from airflow_provider_namelookup.xcom.cache import MemoryAnswerCache
 
 NOT_ANSWERED = {"status_id": "not-answered", "field": None, "detail": "no answer was received"}
 DEFERRED = {"status_id": "insufficient-credits", "field": None,
@@ -29,7 +29,7 @@ class ListResults:
     :param cache: the run's answers.
     """
 
-    def __init__(self, cache: MemoryAnswers) -> None:
+    def __init__(self, cache: MemoryAnswerCache) -> None:
         self.cache = cache
         self.results: list[Result] = []
 
@@ -38,16 +38,14 @@ class ListResults:
 
     async def fill(self, outcome: RunOutcome) -> None:
         answers = self.cache.answers
-        self.results = [self._output(q, answers, outcome) for q in sorted(outcome.questions,
-                                                                          key=lambda q: q.value.ref)]
+        self.results = [self._output(q, answers, outcome) for q in sorted(outcome.questions, key=lambda q: q.ref)]
 
     @staticmethod
     def _output(question: Question, answers: dict[str, Result], outcome: RunOutcome) -> dict[str, Any]:
-        planned = question.planned
-        if planned.error is not None:
-            return {"error": planned.error.as_dict()}
-        if planned.query_hash in answers and planned.query is not None:
-            return {**answers[planned.query_hash], "input": planned.query.to_payload()}
-        if planned.query_hash in outcome.deferred:
+        if question.error is not None:
+            return {"error": question.error.as_dict()}
+        if question.query_hash in answers and question.query is not None:
+            return {**answers[question.query_hash], "input": question.query.to_payload()}
+        if question.query_hash in outcome.deferred:
             return {"error": dict(DEFERRED)}
         return {"error": dict(NOT_ANSWERED)}

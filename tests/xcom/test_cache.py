@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from airflow_provider_namelookup.lists.cache import MemoryAnswers
+from airflow_provider_namelookup.xcom.cache import MemoryAnswerCache
 
 
 def test_saved_answers_count_as_answered_and_everything_else_is_this_run_s() -> None:
-    cache = MemoryAnswers({"h1": {"gender": "female"}})
+    cache = MemoryAnswerCache({"h1": {"gender": "female"}})
     assert cache.reused == 1 and cache.lease_seconds is None and cache.store_every == 0
     assert asyncio.run(cache.answered(["h1", "h2"])) == {"h1"}
     (claim,) = cache.plan_claims(["h2", "h3"])

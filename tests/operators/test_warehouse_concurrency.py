@@ -21,19 +21,19 @@ from typing import Any
 import pytest
 import structlog
 
-from airflow_provider_namelookup.emulator.sample import customer_rows
-from airflow_provider_namelookup.engine.plan import LookupKind, RowSpec, plan_row
+from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules, plan_name
 from airflow_provider_namelookup.operators import SqlCountryOfOriginOperator, SqlGenderLookupOperator
 from airflow_provider_namelookup.warehouse.dialects import dialect_for
+from namelookup_emulator.sample import customer_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def distinct_valid(rows: list[tuple[Any, ...]], lookup: LookupKind = LookupKind.GENDER) -> int:
-    spec = RowSpec(lookup)
+    spec = QueryRules(lookup)
     hints = lookup.takes_hints
     return len({p.query_hash for _, name, country in rows
-                if (p := plan_row(None, name, spec, country=country if hints else None)).query is not None})
+                if (p := plan_name(name, spec, country=country if hints else None)).query is not None})
 
 
 def run_concurrently(operators: list[Any]) -> list[dict[str, Any]]:
@@ -170,7 +170,7 @@ def test_a_claimer_that_dies_blocks_others_only_until_its_lease_expires(
     rows = list(customer_rows(2_000, seed=3))
     table = warehouse.create_customers(rows)
     namelookup.set_credits(100_000)
-    emulator.set_faults(latency_ms=150)  # each request of 100 takes a while: the child dies holding claims
+    emulator.set_faults(latency_ms=400)  # each request of 100 takes a while: the child dies holding claims
     lease = 3.0
     child = subprocess.Popen([sys.executable, "-c", CLAIMER, warehouse.conn_id, table, str(lease)],
                              env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -216,40 +216,45 @@ def test_a_claimer_that_dies_blocks_others_only_until_its_lease_expires(
 
 
 @pytest.mark.database
-def test_country_of_origin_lookups_start_while_the_distinct_values_are_read(
-        warehouse: Any, namelookup: Any, emulator: Any) -> None:
+@pytest.mark.parametrize("operator_class", [SqlCountryOfOriginOperator, SqlGenderLookupOperator])
+def test_lookups_start_while_the_distinct_values_are_read(
+        warehouse: Any, namelookup: Any, emulator: Any, operator_class: Any) -> None:
     names = sorted({n for _, n, _ in customer_rows(3_000, seed=5) if n and n.strip()})[:150]
     rows = [(i, names[i % len(names)], None) for i in range(1, 451)]
     table = warehouse.create_customers(rows)
     namelookup.set_credits(10_000)
     emulator.set_faults(latency_ms=10)
-    operator = SqlCountryOfOriginOperator(task_id="origins", sql_conn_id=warehouse.conn_id, source_table=table,
-                                          key_column="customer_id", name_column="name", page_size=1)
+    operator = operator_class(task_id="enrich", sql_conn_id=warehouse.conn_id, source_table=table,
+                              key_column="customer_id", name_column="name", page_size=1)
     with structlog.testing.capture_logs() as logs:
         summary = operator.execute({})
     emulator.set_faults()
+    price = operator.lookup.credits_per_query
     plans = [e["event"] for e in logs if e["event"].startswith("Plan for")]
-    if dialect_for(warehouse.hook).reads_while_writing:  # the bound checked is logged before anything is spent
-        assert "looking up while reading; at most 900 credits" in plans[0] and len(plans) == 2
+    pipelined = dialect_for(warehouse.hook).tuning.asks_while_reading  # not where each statement is billed
+    if pipelined:  # the bound (every distinct value a new query) is checked before anything is spent
+        assert f"looking up while reading; at most {len(names) * price} credits" in plans[0] and len(plans) == 2
 
     spent = 10_000 - namelookup.remaining()
-    assert spent == distinct_valid(rows, LookupKind.ORIGIN) * 2 == summary["credits_used"]
-    assert warehouse.rows(f"SELECT SUM(credits_used), COUNT(*) FROM {table}_origin")[0] == (spent, len(rows))
-    if not dialect_for(warehouse.hook).reads_while_writing:  # SQLite's GROUP BY returns nothing before the end
-        assert summary["lookups_while_reading"] == 0
-    else:  # one value per fetch: the lookups of the first values are answered long before the last is read
+    assert spent == distinct_valid(rows, operator.lookup) * price == summary["credits_used"]
+    assert warehouse.rows(f"SELECT SUM(credits_used), COUNT(*) FROM {table}_{operator.target_suffix}")[0] == (
+        spent, len(rows))
+    if pipelined:  # one value a page: the lookups of the first values are answered long before the last is planned
         assert 0 < summary["lookups_while_reading"] < summary["lookups"]
-    assert summary["distinct_queries"] == summary["lookups"] == spent // 2
+    else:
+        assert summary["lookups_while_reading"] == 0
+    assert summary["distinct_queries"] == summary["lookups"] == spent // price
 
 
 @pytest.mark.database
 def test_a_tight_budget_reads_everything_before_the_first_origin_lookup(
         warehouse: Any, namelookup: Any) -> None:
-    rows = [(i, n, None) for i, n in enumerate(["Giulia", "Sven", "Ayse", "Kenji", "Mateo"] * 8, start=1)]
+    spellings = [s for n in ("Giulia", "Sven", "Ayse", "Kenji", "Mateo") for s in (n, n.upper(), f" {n.lower()}")]
+    rows = [(i, n, None) for i, n in enumerate(spellings * 3, start=1)]
     table = warehouse.create_customers(rows)
     operator = SqlCountryOfOriginOperator(task_id="origins", sql_conn_id=warehouse.conn_id, source_table=table,
                                           key_column="customer_id", name_column="name", page_size=1,
-                                          max_credits=10)  # the need (5 x 2), not one per row (40 x 2)
+                                          max_credits=10)  # the need (5 x 2), not one per distinct value (15 x 2)
     summary = operator.execute({})
 
     assert summary["lookups_while_reading"] == 0 and summary["lookups"] == 5

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_namelookup.operators.answer_store import (
+from airflow_provider_namelookup.operators.retry_stash import (
     STATE_KEY,
-    NoAnswerStore,
-    TaskStateAnswerStore,
-    VariableAnswerStore,
-    answer_store_for,
+    NoStash,
+    TaskStateStash,
+    VariableStash,
     fate_of_kept_answers,
+    retry_stash_for,
     tries_left,
 )
 
@@ -44,14 +44,14 @@ def _context(store: StateStore, try_number: int = 1, max_tries: int = 1) -> dict
 
 def test_the_store_follows_what_the_context_offers() -> None:
     log = SimpleNamespace(warning=print)
-    assert isinstance(answer_store_for({"task_state_store": StateStore()}, log), TaskStateAnswerStore)
+    assert isinstance(retry_stash_for({"task_state_store": StateStore()}, log), TaskStateStash)
     ti = SimpleNamespace(dag_id="d", task_id="t", run_id="manual__1", map_index=3)
-    variable = answer_store_for({"ti": ti}, log)
-    assert isinstance(variable, VariableAnswerStore) and variable.key == "namelookup_answers__d__t__manual__1__3"
-    long = answer_store_for({"ti": SimpleNamespace(dag_id="d" * 200, task_id="t" * 200, run_id="r", map_index=-1)},
+    variable = retry_stash_for({"ti": ti}, log)
+    assert isinstance(variable, VariableStash) and variable.key == "namelookup_answers__d__t__manual__1__3"
+    long = retry_stash_for({"ti": SimpleNamespace(dag_id="d" * 200, task_id="t" * 200, run_id="r", map_index=-1)},
                             log)
-    assert isinstance(long, VariableAnswerStore) and len(long.key) <= 250
-    assert isinstance(answer_store_for({}, log), NoAnswerStore)
+    assert isinstance(long, VariableStash) and len(long.key) <= 250
+    assert isinstance(retry_stash_for({}, log), NoStash)
 
 
 def test_the_log_says_kept_for_the_next_try_only_when_one_is_left() -> None:
@@ -65,7 +65,7 @@ def test_the_log_says_kept_for_the_next_try_only_when_one_is_left() -> None:
 
 def test_a_task_state_store_keeps_loads_and_clears_the_answers() -> None:
     state = StateStore()
-    store = answer_store_for(_context(state), logging.getLogger("test"))
+    store = retry_stash_for(_context(state), logging.getLogger("test"))
     assert store.load() == {} and not store.save({})  # nothing to keep on a first try
     assert store.save({"h1": {"gender": "female"}}) and state.values[STATE_KEY] == {"h1": {"gender": "female"}}
     assert store.load() == {"h1": {"gender": "female"}}
@@ -80,7 +80,7 @@ def test_a_store_that_fails_is_logged_never_a_reason_to_fail(caplog: pytest.LogC
 
         set = delete = get  # type: ignore[assignment]
 
-    store = TaskStateAnswerStore(Broken(), logging.getLogger("test.store"))
+    store = TaskStateStash(Broken(), logging.getLogger("test.store"))
     with caplog.at_level(logging.WARNING):
         assert store.load() == {} and not store.save({"h": {}})
         store.clear()
@@ -90,4 +90,4 @@ def test_a_store_that_fails_is_logged_never_a_reason_to_fail(caplog: pytest.LogC
         "Could not delete saved answers from the task state store"]
     garbage = StateStore()
     garbage.values[STATE_KEY] = ["not", "a", "mapping"]
-    assert TaskStateAnswerStore(garbage, logging.getLogger("t")).load() == {}  # unreadable content: nothing saved
+    assert TaskStateStash(garbage, logging.getLogger("t")).load() == {}  # unreadable content: nothing saved

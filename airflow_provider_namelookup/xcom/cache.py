@@ -1,14 +1,14 @@
 """The answer cache of a list run: a dict in memory, seeded with what an earlier try paid for.
 
 Nobody else shares it, so every claim is this run's and nothing needs a lease. When the
-run fails, :attr:`MemoryAnswers.answers` holds everything paid for so far: the XCom
+run fails, :attr:`MemoryAnswerCache.answers` holds everything paid for so far: the XCom
 operators save it for the task's next try
-(:mod:`~airflow_provider_namelookup.operators.answer_store`).
+(:mod:`~airflow_provider_namelookup.operators.retry_stash`).
 
 Example::
 
     >>> import asyncio
-    >>> cache = MemoryAnswers({"h1": {"gender": "female"}})
+    >>> cache = MemoryAnswerCache({"h1": {"gender": "female"}})
     >>> asyncio.run(cache.answered(["h1", "h2"]))
     {'h1'}
     >>> [c.hashes for c in cache.plan_claims(["h2", "h3"])]
@@ -31,7 +31,7 @@ class WholeClaim:
     hashes: list[str]
 
 
-class MemoryAnswers:
+class MemoryAnswerCache:
     """Answers by query hash.
 
     :param saved: answers kept by an earlier try of the same task instance.
@@ -69,4 +69,7 @@ class MemoryAnswers:
         return None
 
     async def renew(self) -> None:
+        return None
+
+    async def close(self) -> None:
         return None

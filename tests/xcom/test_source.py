@@ -7,24 +7,24 @@ import asyncio
 import pytest
 
 from airflow_provider_namelookup.contract import LookupKind
-from airflow_provider_namelookup.engine.plan import RowSpec
+from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.errors import NameLookupValidationError
-from airflow_provider_namelookup.lists.source import ListQuestions, as_item_list, item_query
+from airflow_provider_namelookup.xcom.source import ListQuestions, as_item_list, item_value
 
-GENDER = RowSpec(LookupKind.GENDER, default_country="DE")
+GENDER = QueryRules(LookupKind.GENDER, default_country="DE")
 
 
 def test_each_item_is_one_value_keyed_by_its_index() -> None:
     source = ListQuestions(["Anna", {"full_name": "John Smith", "id": 7}, ("x", "Ben")], GENDER, label="people")
     pages = asyncio.run(_pages(source))
     assert len(pages) == 1 and [v.ref for v in pages[0]] == [0, 1, 2] and source.total_rows == 3
-    assert pages[0][0].raw == {"first_name": "Anna", "country": "DE"}
-    assert pages[0][1].raw == {"full_name": "John Smith", "id": 7}
-    assert isinstance(pages[0][2].raw, NameLookupValidationError)  # a tuple without query_field
+    assert pages[0][0].query_object == {"first_name": "Anna", "country": "DE"}
+    assert pages[0][1].query_object == {"full_name": "John Smith", "id": 7}
+    assert isinstance(pages[0][2].refusal, NameLookupValidationError)  # a tuple without query_field
 
 
 async def _pages(source: ListQuestions) -> list[list]:  # type: ignore[type-arg]
-    assert await source.prepare() and await source.row_bound() == len(source.items)
+    assert await source.prepare() and source.distinct_bound == len(source.items)
     return [page async for page in source.pages()]
 
 
@@ -35,11 +35,12 @@ async def _pages(source: ListQuestions) -> list[list]:  # type: ignore[type-arg]
     (("only",), 3, "row 0 has no field 3"),
 ])
 def test_rows_are_read_at_their_query_field(item: object, field: object, expected: object) -> None:
-    query = item_query(0, item, GENDER, field)  # type: ignore[arg-type]
+    value = item_value(0, item, GENDER, field)  # type: ignore[arg-type]
+    assert value.ref == value.first_key == 0 and value.shown == item
     if isinstance(expected, str):
-        assert isinstance(query, NameLookupValidationError) and expected in str(query)
+        assert value.query_object is None and expected in str(value.refusal)
     else:
-        assert query == expected
+        assert value.query_object == expected and value.refusal is None
 
 
 def test_queries_must_be_a_list() -> None:

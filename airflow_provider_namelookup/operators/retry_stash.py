@@ -15,7 +15,7 @@ a reason to fail the task.
 
 Example::
 
-    store = answer_store_for(context, log)
+    store = retry_stash_for(context, log)
     saved = store.load()                       # {} on the first try
     ...                                        # on failure: store.save(answers)
     store.clear()                              # on success
@@ -33,7 +33,7 @@ VARIABLE_PREFIX = "namelookup_answers__"
 _VARIABLE_KEY_MAX = 250
 
 
-class AnswerStore(Protocol):
+class RetryStash(Protocol):
     """Answers by query hash, kept for the next try of one task instance."""
 
     where: str
@@ -90,7 +90,7 @@ class _BestEffort:
             self.log.warning("Could not delete saved answers from %s: %s", self.where, err)
 
 
-class TaskStateAnswerStore(_BestEffort):
+class TaskStateStash(_BestEffort):
     """Airflow 3.3+: the task instance's ``task_state_store``."""
 
     where = "the task state store"
@@ -122,7 +122,7 @@ def variable_key(dag_id: str, task_id: str, run_id: str, map_index: int) -> str:
     return f"{VARIABLE_PREFIX}{dag_id[:80]}__{task_id[:80]}__{digest}"
 
 
-class VariableAnswerStore(_BestEffort):
+class VariableStash(_BestEffort):
     """Airflow < 3.3: an Airflow Variable keyed by the task instance, deleted on success."""
 
     def __init__(self, key: str, log: logging.Logger | Any) -> None:
@@ -149,7 +149,7 @@ class VariableAnswerStore(_BestEffort):
             Variable.delete(self.key)
 
 
-class NoAnswerStore(_BestEffort):
+class NoStash(_BestEffort):
     """No task instance in the context (a bare ``execute`` call): nothing is kept."""
 
     def _get(self) -> Any:
@@ -162,17 +162,17 @@ class NoAnswerStore(_BestEffort):
         return None
 
 
-def answer_store_for(context: Mapping[str, Any], log: logging.Logger | Any) -> AnswerStore:
+def retry_stash_for(context: Mapping[str, Any], log: logging.Logger | Any) -> RetryStash:
     """The store this Airflow release offers the task: its state store, else a Variable."""
     accessor = context.get("task_state_store")
     if accessor is not None:
-        return TaskStateAnswerStore(accessor, log)
+        return TaskStateStash(accessor, log)
     ti = context.get("ti") or context.get("task_instance")
     if ti is not None and getattr(ti, "run_id", None):
         map_index = getattr(ti, "map_index", -1)
-        return VariableAnswerStore(variable_key(ti.dag_id, ti.task_id, ti.run_id,
+        return VariableStash(variable_key(ti.dag_id, ti.task_id, ti.run_id,
                                                 -1 if map_index is None else map_index), log)
-    return NoAnswerStore(log)
+    return NoStash(log)
 
 
 def tries_left(context: Mapping[str, Any]) -> bool:

@@ -88,14 +88,15 @@ def test_limit_exceeded_midway_then_resume_loses_and_doubles_nothing(warehouse: 
                                 page_size=64))
     assert str(dag.run().state) == "failed"
     first = target_rows(warehouse, table)
-    assert len(first) >= 100 and all(r["status"] == "ok" for r in first.values())
-    assert namelookup.remaining() == 50  # one batch of 100 answered, the next refused whole
+    paid = 150 - namelookup.remaining()  # whole batches answered, the one that did not fit refused whole
+    assert 0 < paid < 150 and all(r["status"] == "ok" for r in first.values())
+    assert len({r["query_hash"] for r in first.values()}) == paid  # every answer paid for was written
 
     namelookup.set_credits(1000)
     assert str(dag.run().state) == "success"
     final = target_rows(warehouse, table)
     assert set(final) == set(range(1, 351)) and all(r["status"] == "ok" for r in final.values())
-    assert namelookup.remaining() == 1000 - 200  # only the 200 names still missing were paid
+    assert namelookup.remaining() == 1000 - (300 - paid)  # only the names still missing were paid
     assert sum(r["credits_used"] for r in final.values()) == 300
     assert all(final[k] == first[k] for k in first)  # rows of the first run were not rewritten
 
@@ -131,7 +132,7 @@ def test_sql_source_where_shards_and_mapping(sqlite_warehouse: Any, write_dag: A
     even, odd = dag.xcom("enrich", 0), dag.xcom("enrich", 1)
     assert even["rows_read"] == odd["rows_read"] == 4
     # dag.test() runs the shards one after the other, so the second finds Anna already
-    # answered in the shared answers table (tests/operators/test_sql_concurrency.py runs them at once).
+    # answered in the shared answers table (tests/operators/test_warehouse_concurrency.py runs them at once).
     assert (even["lookups"] + odd["lookups"], even["cache_hits"] + odd["cache_hits"]) == (7, 1)
     assert namelookup.remaining() == 100 - 7
 
@@ -253,3 +254,25 @@ def test_statements_do_not_grow_with_rows(warehouse: Any, namelookup: Any) -> No
     assert counts[500] == counts[5_000]
     first, rerun = counts[500]
     assert first <= 25 and rerun <= 6, counts
+
+
+def test_a_warehouse_whose_provider_is_missing_fails_at_once_saying_what_to_install(namelookup: Any) -> None:
+    pytest.importorskip("airflow.providers.common.sql")
+    try:
+        import airflow.providers.microsoft.mssql  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("apache-airflow-providers-microsoft-mssql is installed here: no provider is missing")
+    from airflow.providers.common.compat.sdk import AirflowFailException
+
+    from tests.support import set_connection
+
+    set_connection("warehouse_mssql", {"conn_type": "mssql", "host": "db.example.com", "login": "u", "password": "p"})
+    operator = SqlGenderLookupOperator(task_id="enrich", conn_id="warehouse_mssql", source_table="customers",
+                                       key_column="customer_id", name_column="name")
+    with pytest.raises(AirflowFailException) as failed:
+        operator.execute({})
+    assert "pip install 'airflow-provider-namelookup[mssql]' (apache-airflow-providers-microsoft-mssql)" in str(
+        failed.value) and "no retry can fix this" in str(failed.value)
+    assert namelookup.remaining() == 100

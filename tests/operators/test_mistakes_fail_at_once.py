@@ -1,0 +1,90 @@
+"""Mistakes no retry can fix fail the task at once, without Airflow's retries (issue 25, item 7):
+https spoken to a plain-HTTP port, a misspelled service or warehouse ``conn_id``. Before, the
+first was retried six times by the hook and then by Airflow; the second raised Airflow's
+AirflowNotFoundException, which Airflow retries (with retries=2 and a 5-minute delay, about
+10 minutes to fail). Each DAG here has retries=2 (a 1 s delay keeps the old behaviour short)."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.usefixtures("airflow_db")
+
+RETRIES = 'retries=2, retry_delay=__import__("datetime").timedelta(seconds=1)'
+
+
+@pytest.fixture
+def plain_http_port() -> Iterator[int]:
+    """A real plain-HTTP server on loopback (the standard library's)."""
+
+    class Quiet(http.server.BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+def _logged(capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> str:
+    captured = capfd.readouterr()
+    return captured.out + captured.err + caplog.text
+
+
+def _tries(run: Any, task_id: str) -> int:
+    return int(run.get_task_instance(task_id).try_number)
+
+
+def test_https_to_a_plain_http_port_fails_the_task_at_once(plain_http_port: int, write_dag: Any,
+                                                           sqlite_warehouse: Any, capfd: pytest.CaptureFixture[str],
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    from tests.support import set_connection
+
+    set_connection("namelookup_tls_mistake", {"conn_type": "namelookup", "host": f"https://127.0.0.1:{plain_http_port}",
+                                              "password": "tok-never-sent-0123456789"})
+    table = sqlite_warehouse.create_customers([(1, "Anna", None)])
+    dag = write_dag(f"""
+        GenderLookupOperator(task_id="xcom", queries=["Anna"], namelookup_conn_id="namelookup_tls_mistake", {RETRIES})
+        SqlGenderLookupOperator(task_id="table", conn_id={sqlite_warehouse.conn_id!r}, source_table={table!r},
+                                key_column="customer_id", name_column="name",
+                                namelookup_conn_id="namelookup_tls_mistake", {RETRIES})
+        NameLookupCreditsSensor(task_id="sensor", namelookup_conn_id="namelookup_tls_mistake", poke_interval=0.1,
+                                timeout=30)
+    """)
+    run = dag.run()
+    assert [dag.state(t) for t in ("xcom", "table", "sensor")] == ["failed"] * 3
+    assert [_tries(run, t) for t in ("xcom", "table")] == [1, 1]  # not up_for_retry
+    logged = _logged(capfd, caplog)
+    assert f"127.0.0.1:{plain_http_port} answered in plain HTTP, not https" in logged
+    assert "no retry can fix this" in logged
+    assert "Retrying in" not in logged  # the hook sent one handshake per task
+    assert "trying again at the next poke" not in logged  # the sensor did not wait for its timeout
+
+
+@pytest.mark.parametrize(("operator", "conn_id"), [
+    ("GenderLookupOperator(task_id='lookup', queries=['Anna'], namelookup_conn_id='namelookup_defualt', {retries})",
+     "namelookup_defualt"),
+    ("SqlGenderLookupOperator(task_id='lookup', conn_id='warehouse_sqlit', source_table='customers', "
+     "key_column='customer_id', name_column='name', {retries})", "warehouse_sqlit"),
+    ("SqlGenderLookupOperator(task_id='lookup', conn_id={warehouse!r}, source_table={table!r}, "
+     "key_column='customer_id', name_column='name', namelookup_conn_id='namelookup_defualt', {retries})",
+     "namelookup_defualt"),
+])
+def test_a_misspelled_conn_id_fails_the_task_at_once_naming_it(operator: str, conn_id: str, write_dag: Any,
+                                                               namelookup: Any, sqlite_warehouse: Any,
+                                                               capfd: pytest.CaptureFixture[str],
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    table = sqlite_warehouse.create_customers([(1, "Anna", None)])
+    dag = write_dag(operator.format(retries=RETRIES, warehouse=sqlite_warehouse.conn_id, table=table))
+    run = dag.run()
+    assert dag.state("lookup") == "failed" and _tries(run, "lookup") == 1
+    logged = _logged(capfd, caplog)
+    assert f"The conn_id `{conn_id}` isn't defined (no retry can fix this" in logged
+    assert namelookup.remaining() == 100
