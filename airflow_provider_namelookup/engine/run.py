@@ -195,17 +195,19 @@ class LookupRun:
                                    mode=mode or self.options.on_insufficient_credits,
                                    remaining=self._remaining if self.options.check_remaining_credits else None)
 
-    async def _budget_while_reading(self) -> CreditBudget | None:
-        """The budget of a run that asks while it reads (decided once the first page is read), or
-        None when it must read first.
+    async def _budget_while_reading(self, first_page: int) -> CreditBudget | None:
+        """The budget of a run that asks while it reads (decided once the first page, of
+        ``first_page`` values, is read), or None when it must read first.
 
         The exact need is known only at the end of the reading, and nothing may be spent before it
         is checked: so the run decides on a bound, every distinct value of the source (the first
         page says how many there are) a new query, and reads first when even that bound does not
-        fit, or when the source asks it to (its pages cost statements a cloud warehouse bills).
+        fit, when the source asks it to (its pages cost statements a cloud warehouse bills), or
+        when the first page holds every value (nothing to overlap: the exact need, often 0,
+        saves the statistic call a bound costs).
         """
         bound = self.source.distinct_bound
-        if self.options.plan_only or not self.source.asks_while_reading or bound is None:
+        if self.options.plan_only or not self.source.asks_while_reading or bound is None or bound <= first_page:
             return None
         trial = await self._decide(bound * self.price, mode="partial")  # a bound that does not fit: read first
         return None if trial.short else trial
@@ -402,7 +404,7 @@ class LookupRun:
         try:
             first = await anext(pages, None)  # the first page says how many distinct values there are
             pages = _then(first, pages)
-            budget = await self._budget_while_reading()
+            budget = await self._budget_while_reading(len(first) if first is not None else 0)
             if budget is None:
                 await self._read_then_ask(pages)
             else:
