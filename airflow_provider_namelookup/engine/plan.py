@@ -24,6 +24,7 @@ from typing import Any
 
 from airflow_provider_namelookup.api import sendable
 from airflow_provider_namelookup.contract import HINT_FIELDS, LookupKind
+from airflow_provider_namelookup.engine.abstain import Abstain
 from airflow_provider_namelookup.engine.ports import Question, SourceValue
 from airflow_provider_namelookup.errors import NameLookupValidationError
 from airflow_provider_namelookup.models import NAME_KINDS, NameKind, Query
@@ -42,6 +43,8 @@ class QueryRules:
     :param secrets: values no query may contain (the connection's token): a value holding
         one is refused instead of sending the secret to the service and into results
         (the rule of :mod:`airflow_provider_namelookup.token_guard`).
+    :param abstain: gender only: the thresholds below which an answer is written as
+        ``unknown`` (:mod:`.abstain`); it shapes the rows, not the queries.
     """
 
     lookup: LookupKind
@@ -50,10 +53,13 @@ class QueryRules:
     default_locale: str | None = None
     default_ip: str | None = None
     secrets: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    abstain: Abstain | None = None
 
     def __post_init__(self) -> None:
         if self.name_kind not in NAME_KINDS:
             raise ValueError(f"name_kind must be one of {', '.join(NAME_KINDS)}, got {self.name_kind!r}")
+        if self.abstain is not None and self.lookup is not LookupKind.GENDER:
+            raise ValueError("min_probability and min_samples apply to gender lookups only")
         hints = {"country": self.default_country, "locale": self.default_locale, "ip": self.default_ip}
         object.__setattr__(self, "_hints", hints if self.lookup.takes_hints else {})
 
@@ -67,12 +73,15 @@ class QueryRules:
         """What, besides a row's own values, shapes its question (lookup, name kind, default hints).
 
         A table target keeps it beside each row's raw values, so that a row is known to be
-        unchanged without planning it again, and a changed default hint re-asks every row.
+        unchanged without planning it again, and a changed default hint re-asks every row (a
+        changed abstain threshold rewrites every row from the answers already paid for).
 
         >>> QueryRules(LookupKind.GENDER).fingerprint == QueryRules(LookupKind.GENDER, default_country="DE").fingerprint
         False
         """
         parts = [self.lookup.value, self.name_kind, *(f"{k}={v or ''}" for k, v in self.default_hints.items())]
+        if self.abstain is not None:  # without one, the fingerprint of the rows written before abstaining existed
+            parts.append(self.abstain.fingerprint)
         return hashlib.sha256("\x1e".join(parts).encode()).hexdigest()[:12]
 
 

@@ -50,6 +50,7 @@ from decimal import Decimal
 from itertools import accumulate
 from typing import Any, Literal
 
+from airflow_provider_namelookup.engine.abstain import Abstain
 from airflow_provider_namelookup.evaluation.labels import GenderReader, Letter, UnreadableValue
 from airflow_provider_namelookup.evaluation.ratios import Confusion
 
@@ -161,11 +162,7 @@ def abstains(inferred: Letter, probability: float | None, samples: int | None, m
     >>> abstains("f", 0.9, None, 0.5, 10)  # samples unknown: never below min_samples
     False
     """
-    if inferred == "u":
-        return False
-    if min_probability and (probability is None or probability < min_probability):
-        return True
-    return bool(min_samples) and samples is not None and samples < min_samples  # type: ignore[operator]
+    return inferred != "u" and Abstain(min_probability, min_samples).applies(probability, samples)
 
 
 Key = tuple[Any, Letter, Letter, float | None, int | None]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -21,6 +22,7 @@ from airflow.providers.common.compat.sdk import AirflowFailException, AirflowNot
 from airflow.sdk import BaseHook, BaseOperator
 
 from airflow_provider_namelookup.contract import HINT_FIELDS
+from airflow_provider_namelookup.engine.abstain import Abstain
 from airflow_provider_namelookup.engine.budget import InsufficientCreditsMode, check_mode
 from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules
 from airflow_provider_namelookup.engine.run import RunOptions
@@ -131,7 +133,10 @@ class NameLookupOperatorBase(RecordsUsage, BaseOperator):
 
     def query_rules(self) -> QueryRules:
         """How this run reads its rows."""
-        return QueryRules(self.lookup, self.name_kind, secrets=self.forbidden_values, **self.default_hints())
+        hints = self.default_hints()
+        return QueryRules(self.lookup, self.name_kind, default_country=hints.get("default_country"),
+                          default_locale=hints.get("default_locale"), default_ip=hints.get("default_ip"),
+                          secrets=self.forbidden_values)
 
     def run_options(self, **more: Any) -> RunOptions:
         """How this run may spend (``max_credits`` after templating) and report."""
@@ -158,17 +163,30 @@ class GenderHintsMixin(NameLookupOperatorBase):
     :param country: a country code of the spec's table (templated).
     :param locale: ``xx_YY`` or ``xx-YY`` (templated).
     :param ip: an IPv4 or IPv6 address (templated).
+    :param min_probability: an answer whose probability is below it (0 to 1) is written as
+        ``unknown``, its probability and samples kept (templated: the accuracy report's
+        ``best["min_probability"]`` can be pulled from XCom); see :mod:`~..engine.abstain`.
+    :param min_samples: likewise for an answer with fewer samples (templated).
     """
 
-    hint_fields: ClassVar[tuple[str, ...]] = HINT_FIELDS
+    hint_fields: ClassVar[tuple[str, ...]] = (*HINT_FIELDS, "min_probability", "min_samples")
 
     def __init__(self, *, country: str | None = None, locale: str | None = None, ip: str | None = None,
+                 min_probability: float | str | None = None, min_samples: int | str | None = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.country = country
         self.locale = locale
         self.ip = ip
+        self.min_probability = min_probability
+        self.min_samples = min_samples
+        if not any(isinstance(v, str) and "{{" in v for v in (min_probability, min_samples)):
+            Abstain.parse(min_probability=min_probability, min_samples=min_samples)  # fails when the DAG is parsed
 
     def default_hints(self) -> dict[str, str | None]:
         return {"default_country": self.country or None, "default_locale": self.locale or None,
                 "default_ip": self.ip or None}
+
+    def query_rules(self) -> QueryRules:
+        return replace(super().query_rules(),
+                       abstain=Abstain.parse(min_probability=self.min_probability, min_samples=self.min_samples))

@@ -190,6 +190,8 @@ class TargetTable:
             "credits_used": f"CASE WHEN {n.key} = m.charge_key THEN m.price_here ELSE 0 END",
             "query_hash": "m.query_hash", "enriched_at": lit(self.stamp), "query_spec": lit(self.rules.fingerprint),
         }
+        if self.rules.abstain is not None:  # the answer's probability and samples are still written as they are
+            values["gender"] = self.rules.abstain.sql("m.gender", "m.probability", "m.samples", lit)
         columns = [f"{n.key} AS {n.key_column}",
                    *(f"{d.cast(values[c.name], c) if typed else values[c.name]} AS {c.name}" for c in self.typed),
                    *(f"{expression} AS {column}" for expression, column in n.raw_columns())]

@@ -74,7 +74,7 @@ def list_run(rules: QueryRules, items: Sequence[Any], service: LookupService, lo
              saved: Mapping[str, dict[str, Any]] | None = None, label: str = "list") -> ListRun:
     """A run over ``items``: answers saved by an earlier try (``saved``) are not paid again."""
     cache = MemoryAnswerCache(saved)
-    sink = ListResults(cache)
+    sink = ListResults(cache, rules.abstain)
     lookup = LookupRun(rules, ListQuestions(items, rules, query_field, label=label), cache, sink, service, log,
                        options)
     return ListRun(lookup, cache, sink)

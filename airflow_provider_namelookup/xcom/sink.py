@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from airflow_provider_namelookup.engine.abstain import Abstain
 from airflow_provider_namelookup.engine.ports import Question, Result, RunOutcome
 from airflow_provider_namelookup.xcom.cache import MemoryAnswerCache
 
@@ -27,10 +28,13 @@ class ListResults:
     """Results aligned with the input items (filled at the end of the run).
 
     :param cache: the run's answers.
+    :param abstain: gender answers below its thresholds are given as ``unknown`` (their
+        probability and samples kept).
     """
 
-    def __init__(self, cache: MemoryAnswerCache) -> None:
+    def __init__(self, cache: MemoryAnswerCache, abstain: Abstain | None = None) -> None:
         self.cache = cache
+        self.abstain = abstain
         self.results: list[Result] = []
 
     async def prepare(self, *, create: bool) -> None:
@@ -40,12 +44,14 @@ class ListResults:
         answers = self.cache.answers
         self.results = [self._output(q, answers, outcome) for q in sorted(outcome.questions, key=lambda q: q.ref)]
 
-    @staticmethod
-    def _output(question: Question, answers: dict[str, Result], outcome: RunOutcome) -> dict[str, Any]:
+    def _output(self, question: Question, answers: dict[str, Result], outcome: RunOutcome) -> dict[str, Any]:
         if question.error is not None:
             return {"error": question.error.as_dict()}
         if question.query_hash in answers and question.query is not None:
-            return {**answers[question.query_hash], "input": question.query.to_payload()}
+            answer = answers[question.query_hash]
+            if self.abstain is not None:
+                answer = self.abstain.written(answer)
+            return {**answer, "input": question.query.to_payload()}
         if question.query_hash in outcome.deferred:
             return {"error": dict(DEFERRED)}
         return {"error": dict(NOT_ANSWERED)}

@@ -276,3 +276,31 @@ def test_a_warehouse_whose_provider_is_missing_fails_at_once_saying_what_to_inst
     assert "pip install 'airflow-provider-namelookup[mssql]' (apache-airflow-providers-microsoft-mssql)" in str(
         failed.value) and "no retry can fix this" in str(failed.value)
     assert namelookup.remaining() == 100
+
+
+@pytest.mark.database
+def test_abstaining_below_a_probability_keeps_the_answer_and_a_new_threshold_costs_nothing(
+        warehouse: Any, write_dag: Any, namelookup: Any) -> None:
+    names = ["Kim", "Robin", "Andrea", "Jean", "Theresa", "John", "Kim", "Sasha", "Alex", "Jordan"]
+    table = warehouse.create_customers([(i, name, None) for i, name in enumerate(names, start=1)])
+    plain = write_dag(gender_task(warehouse, table))
+    assert str(plain.run().state) == "success"
+    answered = {k: r for k, r in target_rows(warehouse, table).items() if r["status"] == "ok"}
+    spent = 100 - namelookup.remaining()
+    threshold = sorted(r["probability"] for r in answered.values())[len(answered) // 2]  # about half abstain
+    below = {k for k, r in answered.items() if r["probability"] < threshold}
+    assert below and below != set(answered)
+
+    strict = write_dag(gender_task(warehouse, table, min_probability=str(threshold)))  # as a template renders it
+    assert str(strict.run().state) == "success"
+    rows = target_rows(warehouse, table)
+    for key, before in answered.items():
+        gender = "unknown" if key in below else before["gender"]
+        assert (rows[key]["gender"], rows[key]["probability"]) == (gender, before["probability"]), key
+    assert namelookup.remaining() == 100 - spent  # rewritten from the answers already paid for
+    assert strict.xcom("enrich")["lookups"] == 0
+
+    assert str(plain.run().state) == "success"  # and back, still at 0 credits
+    assert {k: r["gender"] for k, r in target_rows(warehouse, table).items() if k in answered} == {
+        k: r["gender"] for k, r in answered.items()}
+    assert namelookup.remaining() == 100 - spent

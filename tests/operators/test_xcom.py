@@ -180,3 +180,26 @@ def test_without_a_task_state_store_answers_survive_the_retry_in_a_variable(writ
         # the answers' Variable is gone (the usage records of the two tries stay: namelookup_usage__...)
         assert not session.query(VariableModel).filter(
             VariableModel.key.like(f"namelookup_answers__%{dag.dag_id}%")).count()
+
+
+def test_answers_below_min_samples_are_unknown_with_their_numbers_kept(write_dag: Any, namelookup: Any) -> None:
+    queries = ["Theresa", "John", "Giulia", "Sven"]
+    plain = write_dag(f"GenderLookupOperator(task_id='genders', queries={queries!r})")
+    assert str(plain.run().state) == "success"
+    answers = plain.xcom("genders")
+    threshold = sorted(a["details"]["samples"] for a in answers)[2]
+    strict = write_dag(f"GenderLookupOperator(task_id='genders', queries={queries!r}, min_samples={threshold})")
+    assert str(strict.run().state) == "success"
+    for before, after in zip(answers, strict.xcom("genders"), strict=True):
+        assert after["gender"] == ("unknown" if before["details"]["samples"] < threshold else before["gender"])
+        assert {**after, "gender": before["gender"]} == before  # the probability and samples kept
+
+
+def test_a_bad_threshold_fails_when_the_dag_is_parsed() -> None:
+    from airflow_provider_namelookup.operators import GenderLookupOperator, SqlGenderLookupOperator
+
+    with pytest.raises(ValueError, match="min_probability must be a number from 0 to 1, got 80"):
+        GenderLookupOperator(task_id="g", queries=["Anna"], min_probability=80)
+    with pytest.raises(ValueError, match="min_samples must be a whole number from 0, got 'ten'"):
+        SqlGenderLookupOperator(task_id="g", sql_conn_id="w", source_table="t", key_column="k", name_column="n",
+                                min_samples="ten")
