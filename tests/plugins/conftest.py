@@ -10,6 +10,7 @@ whole process group at the end. DAGs run with
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -125,23 +126,23 @@ def ui_account(ui_emulator: EmulatorServer, airflow_db: Path) -> str:
     return token
 
 
-@pytest.fixture(scope="session")
-def api_server(airflow_db: Path, ui_account: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
+@contextlib.contextmanager
+def running_api_server(log_dir: Path, users: str, **env: str) -> Iterator[ApiServer]:
+    """A real ``airflow api-server`` on the session's metadata database (simple auth manager with
+    ``users``, ``name:role,...``; ``env`` adds settings), answering its health check, stopped with
+    everything it started on the way out."""
     home = Path(os.environ["AIRFLOW_HOME"])
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    log = tmp_path_factory.mktemp("api-server") / "api-server.log"
+    log = log_dir / "api-server.log"
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-        "AIRFLOW__CORE__AUTH_MANAGER": "tests.plugins.auth_manager.DagRestrictedAuthManager",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": ",".join(f"{u}:{r}" for u, r in USERS.items()),
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": users,
         "AIRFLOW__API_AUTH__JWT_SECRET": uuid.uuid4().hex,
         "AIRFLOW__API__BASE_URL": url,
         "AIRFLOW__API__WORKERS": "1",
-        "NAMELOOKUP_TEST_LIMITED_USERS": "limited",
-        "NAMELOOKUP_TEST_READABLE_DAGS": MINE,
-        "NAMELOOKUP_TEST_NO_VIEW_USERS": "outsider",
+        **env,
     }
     with log.open("wb") as out:
         process = subprocess.Popen([sys.executable, "-m", "airflow", "api-server", "--host", "127.0.0.1",
@@ -162,6 +163,15 @@ def api_server(airflow_db: Path, ui_account: str, tmp_path_factory: pytest.TempP
         yield server
     finally:
         _stop(process)
+
+
+@pytest.fixture(scope="session")
+def api_server(airflow_db: Path, ui_account: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
+    with running_api_server(tmp_path_factory.mktemp("api-server"), ",".join(f"{u}:{r}" for u, r in USERS.items()),
+                            AIRFLOW__CORE__AUTH_MANAGER="tests.plugins.auth_manager.DagRestrictedAuthManager",
+                            NAMELOOKUP_TEST_LIMITED_USERS="limited", NAMELOOKUP_TEST_READABLE_DAGS=MINE,
+                            NAMELOOKUP_TEST_NO_VIEW_USERS="outsider") as server:
+        yield server
 
 
 @pytest.fixture(scope="session")
