@@ -46,13 +46,19 @@ def round_trip(limit: ConcurrencyLimit, clock: Clock, outcome: Outcome = Outcome
     return len(tickets)
 
 
-def test_slow_start_doubles_the_limit_each_round_trip_up_to_16_then_adds_about_8() -> None:
+def test_slow_start_doubles_the_limit_each_round_trip_up_to_32_then_adds_about_16() -> None:
     clock = Clock()
-    limit = ConcurrencyLimit(ceiling=64, initial=4, clock=clock)
-    sent = [round_trip(limit, clock) for _ in range(10)]
-    assert sent[:3] == [4, 8, 16]  # doubling
-    assert all(7 <= b - a <= 8 for a, b in itertools.pairwise(sent[2:-1]))  # limited (RFC 3742)
-    assert sent[-1] == 64 and limit.current == 64 and limit.peak_in_flight == 64
+    limit = ConcurrencyLimit(ceiling=96, initial=4, clock=clock)
+    sent = [round_trip(limit, clock) for _ in range(8)]
+    assert sent[:4] == [4, 8, 16, 32]  # doubling
+    assert all(b - a == 16 for a, b in itertools.pairwise(sent[3:-1]))  # limited (RFC 3742)
+    assert sent[-1] == 96 and limit.current == 96 and limit.peak_in_flight == 96
+
+
+def test_by_default_a_run_starts_at_16_and_reaches_64_in_three_round_trips() -> None:
+    clock = Clock()
+    limit = ConcurrencyLimit(clock=clock)
+    assert [round_trip(limit, clock) for _ in range(4)] == [16, 32, 48, 64]
 
 
 def test_the_limit_never_passes_the_ceiling_nor_falls_below_one() -> None:
