@@ -116,7 +116,8 @@ class Claim(Protocol):
 class AnswerCache(Protocol):
     """Where answers are kept and shared, and where concurrent runs divide the work.
 
-    :attr:`lease_seconds` is None for a cache no other run shares (no claims to renew);
+    :attr:`fresh` says it holds no answer yet (made by this run), so every valid question will
+    be asked; :attr:`lease_seconds` is None for a cache no other run shares (no claims to renew);
     :attr:`store_every` is the most seconds an answer waits to be stored (0: at once), so
     that a cache whose writes cost (a warehouse's statements) gets them together, and at the
     latest when :attr:`store_batch` answers wait.
@@ -125,6 +126,7 @@ class AnswerCache(Protocol):
     name: str
     store_every: float
     store_batch: int
+    fresh: bool
 
     @property
     def lease_seconds(self) -> float | None: ...

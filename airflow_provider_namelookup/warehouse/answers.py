@@ -102,6 +102,8 @@ class AnswersTable:
         self.plan_only = plan_only
         self.claim_chunk = claim_chunk
         self.exists = False
+        self.fresh = False
+        """Made by this run: it holds no answer yet, every valid question will be asked."""
         self._chunks: dict[str, int] = {}
         self._chunk_count = 0
         self._batch = 0
@@ -133,6 +135,7 @@ class AnswersTable:
             return
         if not create:
             return
+        self.fresh = True
         try:
             for statement in d.create_table(self.quoted, ANSWER_KEY, (*ANSWER_BOOKKEEPING, *ANSWER_RESULTS)):
                 self.session.execute(statement)

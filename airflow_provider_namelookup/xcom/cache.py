@@ -44,6 +44,7 @@ class MemoryAnswerCache:
 
     def __init__(self, saved: Mapping[str, Result] | None = None) -> None:
         self.answers: dict[str, Result] = dict(saved or {})
+        self.fresh = not self.answers
         self.reused = len(self.answers)
 
     async def prepare(self, *, create: bool) -> None:

@@ -39,11 +39,14 @@ class FakeService:
         self.failure = failure or RuntimeError("the network is gone")
         self.remaining = remaining
         self.asked: list[str] = []
+        self.statistic_calls: list[int] = []
 
     def network(self) -> NetworkState:
         return NetworkState(in_flight=0, allowed=4, latency_ms=1.0)
 
     async def remaining_credits(self) -> int:
+        self.statistic_calls.append(len(self.asked))  # how many queries had been asked when it was called
+        await asyncio.sleep(0)
         return self.remaining
 
     async def answers(self, lookup: LookupKind, queries: Mapping[str, Query]) -> AsyncIterator[dict[str, Result]]:
@@ -76,6 +79,7 @@ class FakeCache:
     name: str = "the fake answers table"
     lease_seconds: float | None = 60.0
     store_every: float = 0.0
+    fresh: bool = False
     store_batch: int = 1
     stored: list[set[str]] = field(default_factory=list)
     released: list[list[str] | None] = field(default_factory=list)

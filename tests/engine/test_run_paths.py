@@ -102,3 +102,33 @@ def test_plan_only_spends_claims_and_fills_nothing() -> None:
     lookup, sink = run(cache, service, plan_only=True)
     assert service.asked == [] and cache.claims == 0 and not sink.outcomes
     assert lookup.progress.summary()["credits_needed"] == len(NAMES)
+
+
+def test_a_fresh_cache_asks_the_remaining_credits_ahead_and_once() -> None:
+    rows_read_when_asked: list[int] = []
+
+    class Watched(FakeService):
+        async def remaining_credits(self) -> int:
+            rows_read_when_asked.append(lookup.progress.rows_read)
+            return await super().remaining_credits()
+
+    service = Watched()
+    lookup, _ = run_later = make_run(FakeCache(fresh=True), service)
+    asyncio.run(lookup.run())
+    assert rows_read_when_asked == [0]  # asked before the source was read, and only once
+    assert len(service.asked) == len(NAMES) and run_later[1].outcomes
+
+
+def test_a_fresh_cache_with_nothing_valid_to_ask_ends_its_early_statistic_call_quietly(
+        caplog: pytest.LogCaptureFixture) -> None:
+    service = FakeService()
+    lookup, _ = run(FakeCache(fresh=True), service, names=["", "x" * 60])
+    assert service.asked == [] and lookup.progress.rows_invalid == 2
+    assert "Task exception was never retrieved" not in caplog.text
+
+
+def test_a_cache_that_may_hold_answers_is_not_asked_ahead_and_needs_no_call_when_it_does() -> None:
+    cache = FakeCache(answers={hash_of(name): {"gender": "female"} for name in NAMES})
+    service = FakeService()
+    run(cache, service)
+    assert service.statistic_calls == [] and service.asked == []
