@@ -80,7 +80,8 @@ def run_in_child(job: str, params: dict[str, Any], *, log_path: Path, env: Mappi
         result_path = Path(scratch) / "result.json"
         command = [sys.executable, "-m", "benchmarks.child", job, json.dumps(params), str(result_path)]
         with log_path.open("ab") as log:
-            log.write(f"\n=== {job} {json.dumps(params)}\n".encode())
+            shown = {key: "***" if key == "token" else value for key, value in params.items()}  # never a token in a log
+            log.write(f"\n=== {job} {json.dumps(shown)}\n".encode())
             log.flush()
             process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                        env=child_env, cwd=ROOT)
