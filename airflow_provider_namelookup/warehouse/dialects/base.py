@@ -451,8 +451,9 @@ class WarehouseDialect:
         """Statements that make a joined temporary table cheap to join (an index, statistics)."""
         return []
 
-    def analyze(self, table: str) -> list[str]:
-        """Statistics for a table just bulk-filled, when the engine keeps them by hand."""
+    def analyze(self, table: str, columns: Sequence[str] = ()) -> list[str]:
+        """Statistics for a table just bulk-filled, when the engine keeps them by hand (of
+        ``columns`` only, when given: the ones later runs join and compare on)."""
         return []
 
     # The distinct pass -----------------------------------------------------------------------------------------

@@ -70,10 +70,10 @@ class PostgresDialect(OnConflictDialect):
         return [self.drop_table(table)]
 
     def index_temp(self, table: str, index: str, columns: Sequence[str]) -> list[str]:
-        return [f"ANALYZE {table}"]  # the planner then hashes the small table
+        return [f"ANALYZE {table} ({', '.join(columns)})"]  # the planner then hashes the small table
 
-    def analyze(self, table: str) -> list[str]:
-        return [f"ANALYZE {table}"]
+    def analyze(self, table: str, columns: Sequence[str] = ()) -> list[str]:
+        return [f"ANALYZE {table}" + (f" ({', '.join(columns)})" if columns else "")]
 
     def lock_answers(self, answers: str, chosen: str) -> str | None:
         return (f"SELECT a.query_hash FROM {answers} a WHERE a.query_hash IN ({chosen}) "
