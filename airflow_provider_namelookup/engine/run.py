@@ -101,6 +101,7 @@ class LookupRun:
     :param service: the service (the async hook).
     :param label: what is enriched, for log lines (default: the source's label).
     :param statements: how many SQL statements the run has sent so far (a warehouse's count).
+    :param store_statements: how many of them stored answers.
     :param on_failure: called with the error when a step fails, after the answers are kept and
         the sink is filled, before the summary (which stays the last line of the log).
     """
@@ -108,6 +109,7 @@ class LookupRun:
     def __init__(self, rules: QueryRules, source: QuestionSource, cache: AnswerCache, sink: Sink,
                  service: LookupService, log: logging.Logger | Any, options: RunOptions | None = None, *,
                  label: str | None = None, statements: Callable[[], int] | None = None,
+                 store_statements: Callable[[], int] | None = None,
                  on_failure: Callable[[BaseException], None] | None = None) -> None:
         self.rules = rules
         self.lookup: LookupKind = rules.lookup
@@ -118,6 +120,7 @@ class LookupRun:
         self.log = log
         self.options = options or RunOptions()
         self.statements = statements
+        self.store_statements = store_statements
         self.on_failure = on_failure
         self.progress = RunProgress(label=label or source.label, interval=self.options.progress_interval,
                                     reads_pages=getattr(source, "reads_pages", False), calls=service.counters)
@@ -483,6 +486,8 @@ class LookupRun:
         p.rows_deferred = ledger.rows(QueryState.DEFERRED)
         if self.statements is not None:
             p.statements = self.statements()
+        if self.store_statements is not None:
+            p.store_statements = self.store_statements()
 
 
 async def _then(first: Sequence[SourceValue] | None,

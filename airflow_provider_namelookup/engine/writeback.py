@@ -90,9 +90,13 @@ class WriteBack:
             worker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await worker
+        failure = worker.exception() if worker is not None and not worker.cancelled() else None
         storing, self._storing = self._storing, None
         if storing is not None:
-            await storing  # the last store the worker began: its error, if it failed
-        if worker is not None and worker.done() and not worker.cancelled():
-            worker.result()
+            try:
+                await storing  # the last store the worker began: its error, if it failed
+            except Exception as err:
+                failure = failure or err
+        if failure is not None:
+            raise failure
         await self._flush()

@@ -83,7 +83,8 @@ def table_run(session: WarehouseSession, job: TableRunSpec, service: LookupServi
                                stale_rows_before=stale_rows)
     target.key_sample = lambda: questions.key_sample
     run = LookupRun(job.rules, questions, answers, target, service, log, options,
-                    label=f"{job.source.label} -> {target.name}", statements=lambda: session.statements)
+                    label=f"{job.source.label} -> {target.name}", statements=lambda: session.statements,
+                    store_statements=lambda: answers.store_statements)
 
     def stopped(err: BaseException) -> None:
         log.error("Stopped: %s. The %d answers this run paid for are stored in %s; the next run pays only for "

@@ -104,6 +104,8 @@ class AnswersTable:
         self.exists = False
         self.fresh = False
         """Made by this run: it holds no answer yet, every valid question will be asked."""
+        self.store_statements = 0
+        """Statements its stores sent (the run's summary shows them beside the total)."""
         self._chunks: dict[str, int] = {}
         self._chunk_count = 0
         self._batch = 0
@@ -285,10 +287,14 @@ class AnswersTable:
         return await self.session.run_reconnecting(self._store, answers)
 
     def _store(self, answers: Mapping[str, Result]) -> set[str]:
+        sent = self.session.statements
         rows = [(h, *result_values(self.lookup, result)) for h, result in answers.items()]
-        kept = self.incoming.write(rows, result_columns(self.lookup), owner=self.owner, stamp=time.time(),
-                                   credits=self.lookup.credits_per_query, paid_for=self.paid_for)
-        self.session.commit()
+        try:
+            kept = self.incoming.write(rows, result_columns(self.lookup), owner=self.owner, stamp=time.time(),
+                                       credits=self.lookup.credits_per_query, paid_for=self.paid_for)
+            self.session.commit()
+        finally:
+            self.store_statements += self.session.statements - sent
         return kept
 
     # The end -------------------------------------------------------------------------------------------------

@@ -66,6 +66,8 @@ def check_statement_budget(conn_type: str, emulator: Any, make_account: Any,
     assert run.summary["statements"] == len(run.statements)
     continuous = warehouse_of(conn_type).dialect_class().tuning.store_every_seconds <= 0  # type: ignore[union-attr]
     counted = [sql for sql in run.statements if not (continuous and is_store(sql))]
+    stores = [sql for sql in run.statements if is_store(sql)]
+    assert 0 < run.summary["store_statements"] <= len(stores)  # the summary tells the stores apart too
     record_property("statements", run.summary["statements"])
     print(f"{conn_type}: {run.summary['statements']} statements ({len(counted)} besides continuous stores) for a "
           f"1,000,000-row run of 41,817 distinct values")
