@@ -24,7 +24,6 @@ Example::
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -50,12 +49,8 @@ class Abstain:
 
         :raises ValueError: naming the argument and its rule.
         """
-        probability = _number("min_probability", min_probability, float)
-        samples = _number("min_samples", min_samples, int)
-        if probability is not None and not 0 <= probability <= 1:
-            raise ValueError(f"min_probability must be a number from 0 to 1, got {probability}")
-        if samples is not None and samples < 0:
-            raise ValueError(f"min_samples must be a whole number from 0, got {samples}")
+        probability = _number("min_probability", min_probability, _share, _SHARE)
+        samples = _number("min_samples", min_samples, _count, _COUNT)
         return None if probability is None and samples is None else cls(probability, samples)
 
     @property
@@ -93,23 +88,32 @@ class Abstain:
         return f"CASE WHEN {gender} IS NOT NULL AND ({' OR '.join(below)}) THEN {literal(UNKNOWN)} ELSE {gender} END"
 
 
-def _number(name: str, value: Any, kind: type[float] | type[int]) -> Any:
+_SHARE = "a number from 0 to 1"
+_COUNT = "a whole number from 0"
+
+
+def _number(name: str, value: Any, read: Callable[[Any], Any], rule: str) -> Any:
+    """``value`` read by ``read``; None for none (None or blank); a ValueError naming ``name``
+    and its ``rule`` when it cannot be read."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     try:
         if isinstance(value, bool):
             raise ValueError
-        number = kind(value) if kind is float else _whole(value)
+        return read(value)
     except (TypeError, ValueError):
-        rule = "a number from 0 to 1" if kind is float else "a whole number from 0"
         raise ValueError(f"{name} must be {rule}, got {value!r}") from None
-    if isinstance(number, float) and not math.isfinite(number):
-        raise ValueError(f"{name} must be a number from 0 to 1, got {value!r}")
+
+
+def _share(value: Any) -> float:
+    number = float(value)
+    if not 0 <= number <= 1:  # NaN too
+        raise ValueError
     return number
 
 
-def _whole(value: Any) -> int:
+def _count(value: Any) -> int:
     number = float(value)
-    if not number.is_integer():
+    if not number.is_integer() or number < 0:
         raise ValueError
     return int(number)

@@ -211,7 +211,7 @@ class LookupRun:
         asked, self._remaining_asked = self._remaining_asked, None
         if asked is not None:
             asked.cancel()
-            with contextlib.suppress(BaseException):
+            with contextlib.suppress(asyncio.CancelledError, Exception):  # its error no longer matters
                 await asked
 
     async def _decide(self, needed: int, *, mode: InsufficientCreditsMode | None = None) -> CreditBudget:
@@ -429,10 +429,11 @@ class LookupRun:
         await self.cache.prepare(create=not self.options.plan_only)
         await self._ask_remaining_ahead()
         failure: BaseException | None = None
-        pages = self._pages()
+        source_pages = self._pages()
+        pages = source_pages
         try:
             first = await anext(pages, None)  # the first page says how many distinct values there are
-            pages = _then(first, pages)
+            pages = _then(first, source_pages)
             budget = await self._budget_while_reading(len(first) if first is not None else 0)
             if budget is None:
                 await self._read_then_ask(pages)
@@ -442,6 +443,10 @@ class LookupRun:
             failure = err
             raise
         finally:
+            # closed now, not by the loop at its end: a reader's second connection is given back at
+            # once, and two finalizers never close the same generator at the same time
+            await pages.aclose()
+            await source_pages.aclose()
             await self._finish(failure)
         return self.progress
 
