@@ -10,8 +10,10 @@ SCALE_STAMP := $(VENV)/.installed-scale
 EMULATOR_DIR := namelookup-emulator
 EMULATOR_PYPROJECT := $(EMULATOR_DIR)/pyproject.toml
 
-.PHONY: install test test-compat lint unit demo bench emulator scale-test clean wheel-smoke browser screenshots
+.PHONY: install test test-compat lint unit demo bench emulator scale-test clean wheel-smoke browser screenshots \
+	bigquery-emulator
 # Cached outside the tree so that CI's fresh clones reuse them (rebuilt when a pyproject.toml changes).
+BQEMULATOR_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/bqemulator-venv
 SMOKE_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/wheel-smoke-venv
 EMULATOR_SMOKE_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/emulator-smoke-venv
 
@@ -41,8 +43,21 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy airflow_provider_namelookup $(EMULATOR_DIR)/namelookup_emulator benchmarks scale_test compat
 
-test: lint browser
-	$(BIN)/python -m pytest
+test: lint browser bigquery-emulator
+	NAMELOOKUP_BQEMULATOR_PYTHON=$(BQEMULATOR_VENV)/bin/python $(BIN)/python -m pytest
+
+# bqemulator (a BigQuery REST API on DuckDB), which the BigQuery tests run the engine's statements on
+# (tests/bigquery_emulator.py), in a venv of its own: it pins an older sqlglot than the provider.
+# DuckDB fetches its extensions from the internet when asked to INSTALL them; here they come from PyPI
+# (duckdb-extension-*, built for exactly this DuckDB) and are put where INSTALL finds them (~/.duckdb).
+BQEMULATOR_PACKAGES := 'bqemulator>=1.4,<2' numpy duckdb==1.5.5 duckdb-extensions==1.5.5 \
+	duckdb-extension-spatial==1.5.5 duckdb-extension-icu==1.5.5 duckdb-extension-avro==1.5.5
+bigquery-emulator: $(BQEMULATOR_VENV)/.installed
+$(BQEMULATOR_VENV)/.installed: Makefile
+	rm -rf $(BQEMULATOR_VENV) && mkdir -p $(dir $(BQEMULATOR_VENV)) && $(PYTHON) -m venv $(BQEMULATOR_VENV)
+	$(BQEMULATOR_VENV)/bin/python -m pip install --quiet $(BQEMULATOR_PACKAGES)
+	$(BQEMULATOR_VENV)/bin/python -c "import duckdb_extensions as x; [x.import_extension(e) for e in ('spatial', 'icu', 'avro')]"
+	touch $@
 
 # Debian's Chromium and its driver, for the credits view's browser test (tests/plugins/test_credits_page.py,
 # through selenium). Installed with apt-get when missing (root, as on CI), and only they: no recommended

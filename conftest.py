@@ -65,6 +65,9 @@ POSTGRES = {"conn_type": "postgres", "host": "127.0.0.1", "port": 5432, "login":
 SNOWFLAKE = {"conn_type": "snowflake", "login": "namelookup", "password": "fakesnow", "schema": "public",
              "extra": {"account": "namelookup", "database": "warehouse", "warehouse": "compute"}}
 """Answered by fakesnow (Snowflake's SQL run on DuckDB) in the test process, behind the real SnowflakeHook."""
+BIGQUERY = {"conn_type": "gcpbigquery", "extra": {"project": "local-project", "location": "US", "is_anonymous": True,
+                                                  "use_legacy_sql": False}}
+"""Answered by bqemulator (tests/bigquery_emulator.py) through the real BigQueryHook's client."""
 MARIADB = {"conn_type": "mysql", "host": "127.0.0.1", "port": 3306, "login": "root", "password": "",
            "schema": "test", "extra": {"client": "mysql-connector-python"}}
 
@@ -75,8 +78,16 @@ def _unreachable(kind: str) -> str | None:
         if kind == "duckdb":
             import airflow.providers.duckdb.hooks.duckdb
         elif kind == "snowflake":
-            import airflow.providers.snowflake.hooks.snowflake  # noqa: F401
+            import airflow.providers.snowflake.hooks.snowflake
             import fakesnow  # noqa: F401
+        elif kind == "bigquery":
+            import airflow.providers.google.cloud.hooks.bigquery  # noqa: F401
+            import google.cloud.bigquery  # noqa: F401
+
+            from tests.bigquery_emulator import executable
+
+            if executable() is None:
+                return "bigquery cannot be used: bqemulator is not installed (make bigquery-emulator installs it)"
         elif kind == "postgres":
             import psycopg2
 
@@ -93,12 +104,30 @@ def _unreachable(kind: str) -> str | None:
     return None
 
 
-@pytest.fixture(params=["sqlite", "postgres", "mariadb", "duckdb", "snowflake"])
+@pytest.fixture(params=["sqlite", "postgres", "mariadb", "duckdb", "snowflake", "bigquery"])
 def warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     """A real warehouse behind an Airflow connection: SQLite always, PostgreSQL and MariaDB
-    when reachable, DuckDB and Snowflake (fakesnow) when their packages are installed (each
-    mandatory when NAMELOOKUP_REQUIRE_DATABASES=1, as in CI)."""
-    yield from _warehouse(request.param, tmp_path)
+    when reachable, DuckDB, Snowflake (fakesnow) and BigQuery (bqemulator) when their packages
+    are installed (each mandatory when NAMELOOKUP_REQUIRE_DATABASES=1, as in CI)."""
+    yield from _warehouse(request.param, tmp_path, request)
+
+
+@pytest.fixture(scope="session")
+def bigquery_emulator() -> Iterator[Any]:
+    """bqemulator for the whole session; the BigQuery client of every BigQueryHook talks to it."""
+    from tests.bigquery_emulator import executable, start
+
+    program = executable()
+    assert program is not None
+    emulator = start(program)
+    previous = os.environ.get("BIGQUERY_EMULATOR_HOST")
+    os.environ["BIGQUERY_EMULATOR_HOST"] = emulator.url
+    yield emulator
+    emulator.stop()
+    if previous is None:
+        os.environ.pop("BIGQUERY_EMULATOR_HOST", None)
+    else:
+        os.environ["BIGQUERY_EMULATOR_HOST"] = previous
 
 
 @pytest.fixture
@@ -121,7 +150,7 @@ def duckdb_warehouse(tmp_path: Path) -> Iterator[Any]:
     yield from _warehouse("duckdb", tmp_path)
 
 
-def _warehouse(kind: str, tmp_path: Path) -> Iterator[Any]:
+def _warehouse(kind: str, tmp_path: Path, request: pytest.FixtureRequest | None = None) -> Iterator[Any]:
     from tests.support import Warehouse, set_connection
 
     if kind != "sqlite" and (reason := _unreachable(kind)):
@@ -130,7 +159,7 @@ def _warehouse(kind: str, tmp_path: Path) -> Iterator[Any]:
         pytest.skip(reason)
     conn = {"sqlite": {"conn_type": "sqlite", "host": str(tmp_path / "warehouse.db")},
             "duckdb": {"conn_type": "duckdb", "host": str(tmp_path / "warehouse.duckdb")},
-            "postgres": POSTGRES, "mariadb": MARIADB, "snowflake": SNOWFLAKE}[kind]
+            "postgres": POSTGRES, "mariadb": MARIADB, "snowflake": SNOWFLAKE, "bigquery": BIGQUERY}[kind]
     conn_id = f"warehouse_{kind}"
     set_connection(conn_id, conn)
     house = Warehouse(kind, conn_id, conn, several_processes=kind not in ("duckdb", "snowflake"),
@@ -144,6 +173,18 @@ def _warehouse(kind: str, tmp_path: Path) -> Iterator[Any]:
             import fakesnow
 
             stack.enter_context(fakesnow.patch())
+        if kind == "bigquery":
+            assert request is not None
+            request.getfixturevalue("bigquery_emulator")
+            from unittest import mock
+
+            from airflow.providers.google.cloud.hooks.bigquery import BigQueryHook
+
+            from airflow_provider_namelookup.warehouse.dialects.bigquery import BigQueryDialect
+
+            # The tests' own statements (hook.run, get_records) on the connection the table operators
+            # use; BigQueryHook.get_conn() builds Google's discovery client, which cannot be pointed here.
+            stack.enter_context(mock.patch.object(BigQueryHook, "get_conn", BigQueryDialect.connect))
         yield house
         os.environ.pop("AIRFLOW__NAMELOOKUP__ANSWERS_TABLE", None)
         house.drop_created()

@@ -86,7 +86,7 @@ def write_dag(dags_folder: Path, body: str, dag_id: str | None = None) -> DagHan
 class Warehouse:
     """A real SQL database reached through an Airflow connection id."""
 
-    kind: str  # sqlite | postgres | mariadb | duckdb | snowflake
+    kind: str  # sqlite | postgres | mariadb | duckdb | snowflake | bigquery
     conn_id: str
     conn: dict[str, Any]
     created: list[str] = field(default_factory=list)
@@ -106,14 +106,34 @@ class Warehouse:
         return BaseHook.get_connection(self.conn_id).get_hook()
 
     def table_name(self, prefix: str = "customers") -> str:
-        name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+        name = f"{'analytics.' if self.kind == 'bigquery' else ''}{prefix}_{uuid.uuid4().hex[:8]}"
         self.created += [name, f"{name}_gender", f"{name}_origin", f"{name}_out"]
         return name
+
+    def qualified(self, name: str) -> str:
+        """``name`` in the warehouse's test schema (BigQuery names every table's dataset)."""
+        return f"analytics.{name}" if self.kind == "bigquery" and "." not in name else name
+
+    def set_name(self, table: str, key: int, name: Any) -> None:
+        """``UPDATE table SET name = <name> WHERE customer_id = key`` (google's DB-API cannot type a NULL parameter)."""
+        if self.kind == "bigquery":
+            from airflow_provider_namelookup.warehouse.dialects.bigquery import BigQueryDialect
+
+            self.hook.run(f"UPDATE {table} SET name = {BigQueryDialect(self.hook).literal(name)} "
+                          f"WHERE customer_id = {key}")
+            return
+        self.hook.run(f"UPDATE {table} SET name = {self.hook.placeholder} WHERE customer_id = {key}",
+                      parameters=(name,))
 
     def create_customers(self, rows: list[tuple[Any, ...]], *, name: str | None = None,
                          key_type: str = "INTEGER") -> str:
         """A customers(customer_id, name, country) table holding ``rows``."""
-        table = name or self.table_name()
+        table = self.qualified(name) if name else self.table_name()
+        if self.kind == "bigquery":  # no keys declared (bqemulator does not parse NOT ENFORCED)
+            key = "INT64" if key_type == "INTEGER" else "STRING"
+            self.hook.run(f"CREATE TABLE {table} (customer_id {key} NOT NULL, name STRING, country STRING)")
+            self.insert(table, rows)
+            return table
         text = "VARCHAR(2000)" if self.kind != "sqlite" else "TEXT"
         self.hook.run(f"CREATE TABLE {table} (customer_id {key_type} PRIMARY KEY, name {text}, country {text})")
         self.insert(table, rows)
@@ -125,7 +145,13 @@ class Warehouse:
             conn = self.hook.get_conn()
             try:
                 cur = conn.cursor()
-                if self.kind == "snowflake":  # fakesnow runs an executemany row by row; the connector would not
+                if self.kind == "bigquery":  # one job; google's DB-API cannot type a NULL parameter
+                    from airflow_provider_namelookup.warehouse.dialects.bigquery import BigQueryDialect
+
+                    literal = BigQueryDialect(self.hook).literal
+                    values = ", ".join("(" + ", ".join(literal(v) for v in row) + ")" for row in rows)
+                    cur.execute(f"INSERT INTO {table} VALUES {values}")
+                elif self.kind == "snowflake":  # fakesnow runs an executemany row by row; the connector would not
                     for start in range(0, len(rows), 1_000):
                         part = rows[start:start + 1_000]
                         cur.execute(f"INSERT INTO {table} VALUES {', '.join([marks] * len(part))}",

@@ -32,6 +32,7 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_provider_namelookup.warehouse.dialects import connect
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 
 FETCH_SIZE = 10_000
@@ -119,7 +120,7 @@ def _row(label: Any, gender: Any, probability: Any, samples: Any, status: Any, g
 
 def _fetch(hook: Any, sql: str, columns: list[str] | None = None) -> Iterator[tuple[Any, ...]]:
     """Rows of ``sql``; fills ``columns`` with the result's lower-cased column names."""
-    conn = hook.get_conn()
+    conn = connect(hook)
     try:
         cursor = conn.cursor()
         try:

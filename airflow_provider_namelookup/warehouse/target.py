@@ -238,7 +238,8 @@ class TargetTable:
         def create() -> None:
             selects = [self._select(null_names=shape, joined=False, typed=True) for shape in self.map.row_shapes()]
             self.session.execute(f"CREATE TABLE {self.quoted} AS {' UNION ALL '.join(selects)}")
-            self.session.execute(self.dialect.add_primary_key(self.quoted, self.names.key_column))
+            for statement in self.dialect.add_primary_key(self.quoted, self.names.key_column):
+                self.session.execute(statement)
             for statement in self.dialect.analyze(self.quoted, self._compared_columns):
                 self.session.execute(statement)
 

@@ -167,6 +167,9 @@ def test_a_claimer_that_dies_blocks_others_only_until_its_lease_expires(
     if not warehouse.several_processes:
         pytest.skip(f"{warehouse.kind} in tests cannot be written by two processes (DuckDB: one writing process per "
                     "file, tests/warehouse/dialects/test_duckdb.py tests the refusal; fakesnow: in the test process)")
+    if warehouse.kind == "bigquery":
+        pytest.skip("BigQuery stores answers every 30 s: the claimer ends before its first store, so it cannot be "
+                    "killed holding stored answers and live claims")
     rows = list(customer_rows(2_000, seed=3))
     table = warehouse.create_customers(rows)
     namelookup.set_credits(100_000)

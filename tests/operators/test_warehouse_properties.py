@@ -54,7 +54,8 @@ def test_the_credits_of_a_target_add_up_to_what_its_answers_cost(start: list[Any
     table = warehouse.create_customers([(i, n, None) for i, n in enumerate(start, start=1)],
                                        name=f"props_{uuid.uuid4().hex[:8]}")
     warehouse.created += [table, f"{table}_gender"]
-    answers = f"ans_{uuid.uuid4().hex[:8]}"  # this target's own: every answer it holds was paid for it
+    # this target's own answers table: every answer it holds was paid for it
+    answers = warehouse.qualified(f"ans_{uuid.uuid4().hex[:8]}")
     warehouse.created.append(answers)
 
     def enrich_and_check() -> None:
@@ -76,8 +77,7 @@ def test_the_credits_of_a_target_add_up_to_what_its_answers_cost(start: list[Any
             warehouse.insert(table, [(next_key, name, None)])
             next_key += 1
         elif action == "rename":
-            warehouse.hook.run(f"UPDATE {table} SET name = %s WHERE customer_id = {keys[pick % len(keys)]}"
-                               .replace("%s", warehouse.hook.placeholder), parameters=(name,))
+            warehouse.set_name(table, keys[pick % len(keys)], name)
         else:
             warehouse.hook.run(f"DELETE FROM {table} WHERE customer_id = {keys[pick % len(keys)]}")
         enrich_and_check()

@@ -70,6 +70,7 @@ class _Hook:
 def test_a_store_after_a_lost_connection_writes_its_answers_on_a_new_one(dialect_class: Any) -> None:
     hook = _Hook()
     dialect = dialect_class(hook)
+    dialect.connect = lambda hook: hook.get_conn()  # this fake, not the driver BigQuery's opener asks for
     session = WarehouseSession(hook, dialect)
     incoming = IncomingAnswers(session, "answers", "namelookup_incoming_run1")
     rows = [("h1", "female"), ("h2", "male")]

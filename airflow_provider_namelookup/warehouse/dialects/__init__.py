@@ -93,6 +93,13 @@ def dialect_for(hook: Any) -> WarehouseDialect:
     return warehouse.dialect_class()(hook)
 
 
+def connect(hook: Any) -> Any:
+    """A DB-API connection of a common-sql hook, opened the way its warehouse's dialect opens one
+    (BigQuery's is not the hook's ``get_conn()``); a hook of another warehouse: its ``get_conn()``."""
+    warehouse = warehouse_of(_engine_of(hook))
+    return warehouse.dialect_class().connect(hook) if warehouse else hook.get_conn()
+
+
 def all_dialects() -> list[type[WarehouseDialect]]:
     """Every supported warehouse's dialect (each module imported)."""
     return [w.dialect_class() for w in WAREHOUSES]

@@ -407,8 +407,9 @@ class WarehouseDialect:
     def add_column(self, table: str, column: Column) -> str:
         return f"ALTER TABLE {table} ADD {self.quote(column.name)} {self.column_type(column)}"
 
-    def add_primary_key(self, table: str, key: str) -> str:
-        return f"ALTER TABLE {table} ADD PRIMARY KEY ({key})"
+    def add_primary_key(self, table: str, key: str) -> list[str]:
+        """The statements that make ``key`` the table's primary key (none where keys are not declared)."""
+        return [f"ALTER TABLE {table} ADD PRIMARY KEY ({key})"]
 
     def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
         """Create a target table: its key and raw columns take the source's own types (rows are
@@ -419,7 +420,7 @@ class WarehouseDialect:
         columns = [f"{names.key} AS {names.key_column}", *(f"{self.cast_null(c)} AS {c.name}" for c in typed),
                    *(f"{expression} AS {column}" for expression, column in names.raw_columns())]
         return [f"CREATE TABLE {table} AS SELECT {', '.join(columns)} FROM {names.relation} s WHERE 1 = 0",
-                self.add_primary_key(table, names.key_column)]
+                *self.add_primary_key(table, names.key_column)]
 
     def create_temp_as(self, table: str, select: str) -> str:
         return f"CREATE TEMPORARY TABLE {table} AS {select}"

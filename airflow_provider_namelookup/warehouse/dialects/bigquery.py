@@ -1,10 +1,13 @@
-"""Google BigQuery (``apache-airflow-providers-google``: ``BigQueryHook``, the BigQuery DB-API).
+"""Google BigQuery (``apache-airflow-providers-google``: ``BigQueryHook``'s client, google-cloud-bigquery's DB-API).
 
-What differs from the base: backtick quoting; temporary tables exist only inside a
+What differs from the base: the connection is google-cloud-bigquery's DB-API over the
+hook's client (``BigQueryHook.get_conn()`` is a DB-API that takes only named parameters
+and counts no rows); backtick quoting; temporary tables exist only inside a
 script or a session, and every DB-API statement is a job of its own, so the map and the
 answers waiting to be stored are **staging tables** in the answers table's dataset,
 named for the run, expiring after a day (if the task dies) and dropped at its end;
-keys declared ``NOT ENFORCED``, so every fill is a ``MERGE``; no indexes; backslash
+no keys declared (BigQuery enforces none, and the engine needs none), so every fill is a
+``MERGE``; no indexes; backslash
 escapes in string literals; bulk loads as one statement binding one JSON document
 (``UNNEST(JSON_QUERY_ARRAY(...))``), since ``executemany`` runs a job per row and
 ``insert_rows`` streams rows that DML cannot change for a while; answers stored at most
@@ -39,7 +42,7 @@ _EXPIRY = "OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), IN
 
 class BigQueryDialect(WarehouseDialect):
     name = "bigquery"
-    proof = "parsed only"
+    proof = "emulator"
     credit_promise = ("snapshot isolation: of two runs' MERGE claims of one query BigQuery aborts one, which is run "
                       "again and finds the query held")
     types: ClassVar[dict[str, str]] = {
@@ -52,6 +55,12 @@ class BigQueryDialect(WarehouseDialect):
     tuning = cloud_tuning(conflict_attempts=10, conflict_backoff_seconds=1.0)
     errors = DriverErrors(lock_conflict_words=("could not serialize access", "concurrent update",
                                                "too many dml statements", "too many table update operations"))
+
+    @staticmethod
+    def connect(hook: Any) -> Any:
+        from google.cloud.bigquery import dbapi
+
+        return dbapi.connect(hook.get_client(project_id=hook.project_id, location=hook.location))
 
     def quote(self, name: str) -> str:
         return ".".join(f"`{part}`" for part in name.split("."))
@@ -67,8 +76,7 @@ class BigQueryDialect(WarehouseDialect):
 
     def create_table(self, table: str, key: Column, columns: Sequence[Column]) -> list[str]:
         definitions = [f"{self.quote(key.name)} {self.column_type(key)} NOT NULL",
-                       *(f"{self.quote(c.name)} {self.column_type(c)}" for c in columns),
-                       f"PRIMARY KEY ({self.quote(key.name)}) NOT ENFORCED"]
+                       *(f"{self.quote(c.name)} {self.column_type(c)}" for c in columns)]
         return [f"CREATE TABLE {table} ({', '.join(definitions)})"]
 
     def create_index(self, name: str, table: str, columns: Sequence[str]) -> list[str]:
@@ -77,8 +85,8 @@ class BigQueryDialect(WarehouseDialect):
     def add_column(self, table: str, column: Column) -> str:
         return f"ALTER TABLE {table} ADD COLUMN {self.quote(column.name)} {self.column_type(column)}"
 
-    def add_primary_key(self, table: str, key: str) -> str:
-        return f"ALTER TABLE {table} ADD PRIMARY KEY ({key}) NOT ENFORCED"
+    def add_primary_key(self, table: str, key: str) -> list[str]:
+        return []
 
     def create_temp_as(self, table: str, select: str) -> str:
         return f"CREATE TABLE {table} {_EXPIRY} AS {select}"

@@ -78,7 +78,7 @@ class MsSqlDialect(WarehouseDialect):
         columns = [f"{names.key} AS {names.key_column}", *(f"{self.cast_null(c)} AS {c.name}" for c in typed),
                    *(f"{expression} AS {column}" for expression, column in names.raw_columns())]
         return [f"SELECT {', '.join(columns)} INTO {table} FROM {names.relation} s WHERE 1 = 0",
-                self.add_primary_key(table, names.key_column)]
+                *self.add_primary_key(table, names.key_column)]
 
     def exact_equal(self, left: str, right: str) -> str:
         return f"{left} = {right} AND CAST({left} AS {_BYTES}) = CAST({right} AS {_BYTES})"

@@ -166,7 +166,12 @@ class RecordingHook:
 
 
 class RecordingSession(WarehouseSession):
-    """A session that also keeps the rows of every bulk load (what the map and the stores hold)."""
+    """A session on the recording connection (whatever opener the dialect has for its real driver)
+    that also keeps the rows of every bulk load (what the map and the stores hold)."""
+
+    def __init__(self, hook: RecordingHook) -> None:
+        super().__init__(hook)
+        self.dialect.connect = lambda hook: hook.get_conn()  # type: ignore[method-assign]
 
     def load(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         _, held = self.hook.house.loads.setdefault(_bare(table), (list(columns), []))
