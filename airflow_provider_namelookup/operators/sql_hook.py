@@ -17,10 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-SQL_HOOKS: dict[str, tuple[str, str, str]] = {
-    "databricks": ("airflow.providers.databricks.hooks.databricks_sql", "DatabricksSqlHook", "databricks_conn_id"),
-}
-"""Connection type → (module, class, connection-id parameter) of its common-sql hook."""
+from airflow_provider_namelookup.warehouse.dialects import warehouse_of
 
 
 def sql_hook(conn_id: str, hook_params: dict[str, Any] | None = None) -> Any | None:
@@ -32,8 +29,9 @@ def sql_hook(conn_id: str, hook_params: dict[str, Any] | None = None) -> Any | N
         conn_type = BaseHook.get_connection(conn_id).conn_type
     except Exception:  # common-sql's get_db_hook says what is wrong with the connection
         return None
-    if conn_type not in SQL_HOOKS:
+    warehouse = warehouse_of(conn_type)
+    if warehouse is None or (named := warehouse.dialect_class().sql_hook) is None:
         return None
-    module, name, id_param = SQL_HOOKS[conn_type]
+    module, name, id_param = named
     hook_class = getattr(importlib.import_module(module), name)
     return hook_class(**{id_param: conn_id, **(hook_params or {})})

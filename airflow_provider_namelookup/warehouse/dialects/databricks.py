@@ -23,6 +23,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
@@ -43,6 +44,8 @@ _CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "DOUBLE", "decimal": "DEC
 class DatabricksDialect(WarehouseDialect):
     name = "databricks"
     proof = "parsed only"
+    # a databricks connection's registered hook is the REST API's DatabricksHook
+    sql_hook = ("airflow.providers.databricks.hooks.databricks_sql", "DatabricksSqlHook", "databricks_conn_id")
     credit_promise = ("Delta's optimistic commits: of two runs' MERGE claims of one query the second fails with a "
                       "concurrent-modification error and is run again, finding the query held")
     types: ClassVar[dict[str, str]] = {
@@ -55,6 +58,16 @@ class DatabricksDialect(WarehouseDialect):
     tuning = cloud_tuning(conflict_attempts=10, conflict_backoff_seconds=0.5)
     errors = DriverErrors(lock_conflict_words=("concurrent", "conflicting commit"),
                           duplicate_key_words=("already exists", "table_or_view_already_exists"))
+
+    @property
+    def placeholder(self) -> str:
+        """``?``: databricks-sql-connector (3.0 on) binds parameters natively, a list at ``?`` markers,
+        while ``DatabricksSqlHook`` keeps common-sql's ``%s`` (a syntax error on the server); ``%s``
+        where the connection asks for the connector's client-side ``use_inline_params``."""
+        params = dict(getattr(self.hook, "additional_params", None) or {})
+        with contextlib.suppress(Exception):  # the hook's connection, when it has one
+            params = {**self.hook.databricks_conn.extra_dejson, **params}
+        return "%s" if params.get("use_inline_params") else "?"
 
     def quote(self, name: str) -> str:
         return ".".join(f"`{part}`" for part in name.split("."))
