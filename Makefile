@@ -11,6 +11,7 @@ EMULATOR_DIR := namelookup-emulator
 EMULATOR_PYPROJECT := $(EMULATOR_DIR)/pyproject.toml
 
 .PHONY: install test test-compat lint unit demo bench emulator scale-test clean wheel-smoke browser screenshots
+.PHONY: spark
 # Cached outside the tree so that CI's fresh clones reuse them (rebuilt when a pyproject.toml changes).
 SMOKE_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/wheel-smoke-venv
 EMULATOR_SMOKE_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/emulator-smoke-venv
@@ -41,7 +42,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy airflow_provider_namelookup $(EMULATOR_DIR)/namelookup_emulator benchmarks scale_test compat
 
-test: lint browser
+test: lint browser spark
 	$(BIN)/python -m pytest
 
 # Debian's Chromium and its driver, for the credits view's browser test (tests/plugins/test_credits_page.py,
@@ -55,6 +56,23 @@ browser:
 		     "(apt-get update, then apt-get install -y --no-install-recommends $(BROWSER_PACKAGES))"; \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -q --no-install-recommends $(BROWSER_PACKAGES); fi
+
+# Databricks SQL's statements run on a local Spark with Apache Iceberg tables (tests/warehouse/spark_dbapi.py):
+# pyspark 3.5.6 and Iceberg 1.10.2's runtime jar (PyPI's snowpark-connect-deps-iceberg; no Delta Lake jar is on
+# PyPI, apt or npm, and Maven Central is out of reach) installed into the venv, and the Jackson that runtime
+# jar lacks relocated with Debian's jarjar (libjarjar-java: installed with apt-get when missing, and only it)
+# into SPARK_CACHE (tests/warehouse/spark_jars.py). Quick when done: one import and one file checked.
+SPARK_CACHE ?= $(HOME)/.cache/airflow-provider-namelookup/spark
+SPARK_PACKAGES := pyspark==3.5.6 snowpark-connect-deps-iceberg==1.0.3
+spark: $(STAMP)
+	@$(BIN)/python -c "import pyspark, snowpark_connect_deps_iceberg" 2>/dev/null || \
+		$(BIN)/python -m pip install --quiet $(SPARK_PACKAGES)
+	@test -f /usr/share/java/jarjar.jar || { \
+		echo "make spark: installing libjarjar-java to relocate Jackson for Iceberg (apt-get update, then" \
+		     "apt-get install -y --no-install-recommends libjarjar-java)"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends libjarjar-java; }
+	@test -f $(SPARK_CACHE)/iceberg-shaded-jackson-2.18.8.jar || $(BIN)/python -m tests.warehouse.spark_jars $(SPARK_CACHE)
 
 # The README's screenshots of the credits view (light and dark) and of the accuracy report, taken by
 # their browser tests into docs/.

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,10 @@ POSTGRES = {"conn_type": "postgres", "host": "127.0.0.1", "port": 5432, "login":
 SNOWFLAKE = {"conn_type": "snowflake", "login": "namelookup", "password": "fakesnow", "schema": "public",
              "extra": {"account": "namelookup", "database": "warehouse", "warehouse": "compute"}}
 """Answered by fakesnow (Snowflake's SQL run on DuckDB) in the test process, behind the real SnowflakeHook."""
+DATABRICKS = {"conn_type": "databricks", "host": "localhost", "password": "spark", "schema": "default",
+              "extra": {"http_path": "/sql/1.0/warehouses/local"}}
+"""Answered by a local Spark 3.5.6 on Iceberg tables, behind the real DatabricksSqlHook: its
+``databricks.sql.connect`` returns tests/warehouse/spark_dbapi.py's connection (schema: a namespace per test)."""
 MARIADB = {"conn_type": "mysql", "host": "127.0.0.1", "port": 3306, "login": "root", "password": "",
            "schema": "test", "extra": {"client": "mysql-connector-python"}}
 
@@ -77,6 +82,14 @@ def _unreachable(kind: str) -> str | None:
         elif kind == "snowflake":
             import airflow.providers.snowflake.hooks.snowflake  # noqa: F401
             import fakesnow  # noqa: F401
+        elif kind == "databricks":
+            import importlib
+
+            from tests.warehouse.spark_dbapi import shared_spark
+
+            importlib.import_module("airflow.providers.databricks.hooks.databricks_sql")
+
+            shared_spark()
         elif kind == "postgres":
             import psycopg2
 
@@ -117,6 +130,12 @@ def mariadb_warehouse(tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.fixture
+def databricks_warehouse(tmp_path: Path) -> Iterator[Any]:
+    """Databricks SQL's statements on a local Spark with Iceberg tables (slow: not in ``warehouse``'s params)."""
+    yield from _warehouse("databricks", tmp_path)
+
+
+@pytest.fixture
 def duckdb_warehouse(tmp_path: Path) -> Iterator[Any]:
     yield from _warehouse("duckdb", tmp_path)
 
@@ -130,11 +149,12 @@ def _warehouse(kind: str, tmp_path: Path) -> Iterator[Any]:
         pytest.skip(reason)
     conn = {"sqlite": {"conn_type": "sqlite", "host": str(tmp_path / "warehouse.db")},
             "duckdb": {"conn_type": "duckdb", "host": str(tmp_path / "warehouse.duckdb")},
-            "postgres": POSTGRES, "mariadb": MARIADB, "snowflake": SNOWFLAKE}[kind]
+            "postgres": POSTGRES, "mariadb": MARIADB, "snowflake": SNOWFLAKE,
+            "databricks": {**DATABRICKS, "schema": f"test_{uuid.uuid4().hex[:8]}"}}[kind]
     conn_id = f"warehouse_{kind}"
     set_connection(conn_id, conn)
-    house = Warehouse(kind, conn_id, conn, several_processes=kind not in ("duckdb", "snowflake"),
-                      concurrent_runs=kind != "snowflake")
+    house = Warehouse(kind, conn_id, conn, several_processes=kind not in ("duckdb", "snowflake", "databricks"),
+                      concurrent_runs=kind not in ("snowflake", "databricks"))
     # Each test gets its own answers table (other sessions' tests share these databases).
     answers = house.table_name("answers")
     os.environ["AIRFLOW__NAMELOOKUP__ANSWERS_TABLE"] = answers
@@ -144,6 +164,12 @@ def _warehouse(kind: str, tmp_path: Path) -> Iterator[Any]:
             import fakesnow
 
             stack.enter_context(fakesnow.patch())
+        if kind == "databricks":  # DatabricksSqlHook's connections, for the whole test
+            from unittest import mock
+
+            from tests.warehouse import spark_dbapi
+
+            stack.enter_context(mock.patch("databricks.sql.connect", spark_dbapi.connect))
         yield house
         os.environ.pop("AIRFLOW__NAMELOOKUP__ANSWERS_TABLE", None)
         house.drop_created()
