@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.operators import test_warehouse as whole
+from tests.operators import test_warehouse_concurrency as concurrency
 
 pytestmark = [pytest.mark.usefixtures("airflow_db"), pytest.mark.database]
 
@@ -24,3 +25,34 @@ pytestmark = [pytest.mark.usefixtures("airflow_db"), pytest.mark.database]
 def test_first_run_exact_rerun_free_changed_names_and_invalid_rows(databricks_warehouse: Any, write_dag: Any,
                                                                    namelookup: Any) -> None:
     whole.test_table_enrichment_is_correct_frugal_and_incremental(databricks_warehouse, write_dag, namelookup)
+
+
+def test_country_of_origin(databricks_warehouse: Any, write_dag: Any, namelookup: Any) -> None:
+    whole.test_country_of_origin_table(databricks_warehouse, write_dag, namelookup)
+
+
+def test_max_age_looks_stale_answers_up_again(databricks_warehouse: Any, namelookup: Any) -> None:
+    concurrency.test_max_age_looks_stale_answers_up_again(databricks_warehouse, namelookup)
+
+
+def test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest(databricks_warehouse: Any, write_dag: Any,
+                                                                       namelookup: Any) -> None:
+    whole.test_budget_fail_and_partial(databricks_warehouse, write_dag, namelookup)
+
+
+def test_plan_only_counts_credits_and_creates_nothing(databricks_warehouse: Any, write_dag: Any,
+                                                      namelookup: Any) -> None:
+    house = databricks_warehouse
+    table = house.create_customers(whole.CUSTOMERS)
+    plan = write_dag(whole.gender_task(house, table, plan_only=True))
+    assert str(plan.run().state) == "success"
+    summary = plan.xcom("enrich")
+    assert (summary["credits_needed"], summary["distinct_queries"], summary["plan_only"]) == (
+        whole.VALID_DISTINCT, whole.VALID_DISTINCT, True)
+    assert summary["requests"] == 0 and namelookup.remaining() == 100
+    assert [r[1] for r in house.rows("SHOW TABLES")] == [table]  # no target, no answers, no staging table
+
+    write_dag(whole.gender_task(house, table)).run()
+    house.insert(table, [(11, "Zoe", None)])
+    assert str(plan.run().state) == "success"
+    assert plan.xcom("enrich")["credits_needed"] == 1  # only the new name
