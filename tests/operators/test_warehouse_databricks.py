@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_namelookup.operators import SqlGenderLookupOperator
+from airflow_provider_namelookup.warehouse.answers import AnswersTable
 from tests.operators import test_warehouse as whole
 from tests.operators import test_warehouse_concurrency as concurrency
 
@@ -56,3 +58,44 @@ def test_plan_only_counts_credits_and_creates_nothing(databricks_warehouse: Any,
     house.insert(table, [(11, "Zoe", None)])
     assert str(plan.run().state) == "success"
     assert plan.xcom("enrich")["credits_needed"] == 1  # only the new name
+
+
+def test_a_connection_lost_mid_store_loses_no_paid_answer(databricks_warehouse: Any, namelookup: Any, emulator: Any,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The network drops the run's connection as it stores answers (the adapter's stand-in for a
+    server ending it): the task fails saying so, every answer paid for is stored (the store runs
+    again on a new connection), and the next run pays only for the rest."""
+    house = databricks_warehouse
+    table = house.create_customers([(i, f"Name{i % 150:03d}", None) for i in range(1, 401)])
+    namelookup.set_credits(1000)
+    real = AnswersTable._store
+    dropped: list[Any] = []
+
+    def dropping(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not dropped:
+            dropped.append(self.session.conn)
+            self.session.conn.kill()
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(AnswersTable, "_store", dropping)
+
+    def run() -> dict[str, Any]:
+        return SqlGenderLookupOperator(task_id="enrich", conn_id=house.conn_id, source_table=table,
+                                       key_column="customer_id", name_column="name",
+                                       check_remaining_credits=False).execute({})
+
+    with pytest.raises(Exception, match=r"connection to the warehouse 'warehouse_databricks' was lost"):
+        run()
+    assert len(dropped) == 1
+    paid = 1000 - namelookup.remaining()
+    assert paid > 0
+    stored = house.rows(f"SELECT COUNT(*) FROM {house.answers_table} WHERE state = 'answered'")[0][0]
+    assert stored == paid  # every answer paid for is in the answers table
+    assert house.rows(f"SELECT COUNT(*) FROM {house.answers_table} WHERE state = 'claimed'")[0][0] == 0
+
+    monkeypatch.setattr(AnswersTable, "_store", real)
+    summary = run()
+    assert 1000 - namelookup.remaining() == 150 and summary["lookups"] == 150 - paid
+    filled = house.rows(f"SELECT COUNT(*), SUM(credits_used) FROM {table}_gender WHERE status = 'ok'")[0]
+    assert tuple(int(v) for v in filled) == (400, 150)
+    assert [r[1] for r in house.rows("SHOW TABLES") if "namelookup_" in r[1]] == []  # staging tables dropped

@@ -69,6 +69,16 @@ class DatabricksDialect(WarehouseDialect):
             params = {**self.hook.databricks_conn.extra_dejson, **params}
         return "%s" if params.get("use_inline_params") else "?"
 
+    @staticmethod
+    def connect(hook: Any) -> Any:
+        """A new connection each time: ``DatabricksSqlHook.get_conn`` hands back the last one it made,
+        closed or lost included, so a run's store after a lost connection would fail on the dead one
+        (and lose answers paid for), and a second session of the run would share the first's. The
+        hook's own ``run`` forgets its connection the same way after closing it."""
+        if hasattr(hook, "_sql_conn"):
+            hook._sql_conn = None
+        return hook.get_conn()
+
     def quote(self, name: str) -> str:
         return ".".join(f"`{part}`" for part in name.split("."))
 
