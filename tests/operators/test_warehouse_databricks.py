@@ -99,3 +99,7 @@ def test_a_connection_lost_mid_store_loses_no_paid_answer(databricks_warehouse: 
     filled = house.rows(f"SELECT COUNT(*), SUM(credits_used) FROM {table}_gender WHERE status = 'ok'")[0]
     assert tuple(int(v) for v in filled) == (400, 150)
     assert [r[1] for r in house.rows("SHOW TABLES") if "namelookup_" in r[1]] == []  # staging tables dropped
+
+
+def test_statements_do_not_grow_with_rows(databricks_warehouse: Any, namelookup: Any) -> None:
+    whole.test_statements_do_not_grow_with_rows(databricks_warehouse, namelookup)
