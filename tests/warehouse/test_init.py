@@ -28,11 +28,16 @@ def made_run(conn_type: str, caplog: pytest.LogCaptureFixture, **options: bool) 
     return [r for r in caplog.records if r.name == "made"]
 
 
-@pytest.mark.parametrize("conn_type", ["bigquery", "databricks", "redshift", "mssql"])
+@pytest.mark.parametrize("conn_type", ["bigquery", "redshift", "mssql"])
 def test_a_warehouse_the_tests_only_parse_is_named_in_a_warning(conn_type: str,
                                                                caplog: pytest.LogCaptureFixture) -> None:
     warnings = [r.getMessage() for r in made_run(conn_type, caplog) if r.levelno == logging.WARNING]
     assert len([w for w in warnings if "has not been run on" in w and conn_type in w]) == 1
+
+
+def test_databricks_whose_statements_ran_on_spark_is_not_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    warnings = [r.getMessage() for r in made_run("databricks", caplog) if r.levelno == logging.WARNING]
+    assert not [w for w in warnings if "has not been run on" in w]
 
 
 @pytest.mark.parametrize(("conn_type", "seconds"), [("snowflake", 30), ("bigquery", 30), ("mssql", 10)])

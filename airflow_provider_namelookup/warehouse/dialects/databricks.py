@@ -7,7 +7,10 @@ updates from a join are ``MERGE ... WHEN MATCHED THEN UPDATE``; no primary keys 
 Unity Catalog (and none enforced), so every fill is a ``MERGE``; no indexes; backslash
 escapes in string literals; bulk loads as one statement binding one JSON document
 (``explode(from_json(...))``), since ``executemany`` sends a statement per row; answers
-stored at most every 30 s.
+stored at most every 30 s; parameters at ``?`` (databricks-sql-connector's native binding, not
+the hook's ``%s``); a new connection each time (``DatabricksSqlHook.get_conn`` hands back its
+last one, lost or closed); ``DatabricksSqlHook`` on a ``databricks`` connection, whose registered
+hook is the REST API's.
 
 Credits: Delta commits optimistically: a ``MERGE`` reads the answers table, so of two
 runs' claims of one query the second to commit fails with a concurrent-modification
@@ -43,7 +46,9 @@ _CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "DOUBLE", "decimal": "DEC
 
 class DatabricksDialect(WarehouseDialect):
     name = "databricks"
-    proof = "parsed only"
+    # Apache Spark 3.5.6 (the engine Databricks SQL grew from) ran every statement of whole runs on Iceberg
+    # tables (no Delta Lake here) through a test-only DB-API adapter (tests/warehouse/spark_dbapi.py)
+    proof = "emulator"
     # a databricks connection's registered hook is the REST API's DatabricksHook
     sql_hook = ("airflow.providers.databricks.hooks.databricks_sql", "DatabricksSqlHook", "databricks_conn_id")
     credit_promise = ("Delta's optimistic commits: of two runs' MERGE claims of one query the second fails with a "
