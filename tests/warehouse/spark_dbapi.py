@@ -223,11 +223,15 @@ def _affected(spark: Any, name: str, before: int | None, verb: str, operation: s
 
 
 _SPARK: list[Any] = []
+_FAILED: list[Exception] = []
 
 
 def shared_spark() -> Any:
     """The test session's one Spark (the JVM takes seconds to start), on a fresh Iceberg warehouse
-    directory removed at exit; raises what keeps it from starting (no Java, no jars: ``make spark``)."""
+    directory removed at exit; raises what keeps it from starting (no pyspark, no Java, no jars:
+    ``make spark``), and raises it again at once on later calls."""
+    if _FAILED:
+        raise _FAILED[0]
     if not _SPARK:
         import atexit
         import logging
@@ -236,10 +240,17 @@ def shared_spark() -> Any:
 
         from tests.warehouse.spark_jars import spark_jars
 
-        jars = spark_jars(Path.home() / ".cache" / "airflow-provider-namelookup" / "spark")
-        warehouse = Path(tempfile.mkdtemp(prefix="namelookup-iceberg-"))
-        spark = start_spark(warehouse, jars)
-        atexit.register(shutil.rmtree, warehouse, ignore_errors=True)
+        try:
+            jars = spark_jars(Path.home() / ".cache" / "airflow-provider-namelookup" / "spark")
+            warehouse = Path(tempfile.mkdtemp(prefix="namelookup-iceberg-"))
+            atexit.register(shutil.rmtree, warehouse, ignore_errors=True)
+            spark = start_spark(warehouse, jars)
+        except ImportError as err:
+            _FAILED.append(ImportError(f"{err} (make spark installs pyspark and Iceberg's jars)"))
+            raise _FAILED[0] from err
+        except Exception as err:
+            _FAILED.append(err)
+            raise
         atexit.register(spark.stop)
         logging.getLogger("py4j").setLevel(logging.WARNING)  # its "Closing down" lines, after pytest's streams
         _SPARK.append(spark)
