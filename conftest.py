@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -66,10 +65,10 @@ POSTGRES = {"conn_type": "postgres", "host": "127.0.0.1", "port": 5432, "login":
 SNOWFLAKE = {"conn_type": "snowflake", "login": "namelookup", "password": "fakesnow", "schema": "public",
              "extra": {"account": "namelookup", "database": "warehouse", "warehouse": "compute"}}
 """Answered by fakesnow (Snowflake's SQL run on DuckDB) in the test process, behind the real SnowflakeHook."""
-DATABRICKS = {"conn_type": "databricks", "host": "localhost", "password": "spark", "schema": "default",
+DATABRICKS = {"conn_type": "databricks", "host": "localhost", "password": "spark",
               "extra": {"http_path": "/sql/1.0/warehouses/local"}}
-"""Answered by a local Spark 3.5.6 on Iceberg tables, behind the real DatabricksSqlHook: its
-``databricks.sql.connect`` returns tests/warehouse/spark_dbapi.py's connection (schema: a namespace per test)."""
+"""Answered by a local Spark 3.5.6 on Iceberg tables (a fresh warehouse directory per session), behind the
+real DatabricksSqlHook: its ``databricks.sql.connect`` returns tests/warehouse/spark_dbapi.py's connection."""
 MARIADB = {"conn_type": "mysql", "host": "127.0.0.1", "port": 3306, "login": "root", "password": "",
            "schema": "test", "extra": {"client": "mysql-connector-python"}}
 
@@ -149,8 +148,7 @@ def _warehouse(kind: str, tmp_path: Path) -> Iterator[Any]:
         pytest.skip(reason)
     conn = {"sqlite": {"conn_type": "sqlite", "host": str(tmp_path / "warehouse.db")},
             "duckdb": {"conn_type": "duckdb", "host": str(tmp_path / "warehouse.duckdb")},
-            "postgres": POSTGRES, "mariadb": MARIADB, "snowflake": SNOWFLAKE,
-            "databricks": {**DATABRICKS, "schema": f"test_{uuid.uuid4().hex[:8]}"}}[kind]
+            "postgres": POSTGRES, "mariadb": MARIADB, "snowflake": SNOWFLAKE, "databricks": DATABRICKS}[kind]
     conn_id = f"warehouse_{kind}"
     set_connection(conn_id, conn)
     house = Warehouse(kind, conn_id, conn, several_processes=kind not in ("duckdb", "snowflake", "databricks"),

@@ -21,7 +21,7 @@ from airflow_provider_namelookup.warehouse.answers import AnswersTable
 from tests.operators import test_warehouse as whole
 from tests.operators import test_warehouse_concurrency as concurrency
 
-pytestmark = [pytest.mark.usefixtures("airflow_db"), pytest.mark.database]
+pytestmark = pytest.mark.usefixtures("airflow_db")
 
 
 def test_first_run_exact_rerun_free_changed_names_and_invalid_rows(databricks_warehouse: Any, write_dag: Any,

@@ -18,7 +18,13 @@ Databricks returns ``num_affected_rows`` (the connector's ``rowcount``): ``rowco
 from the Iceberg snapshot the statement committed (tables are merge-on-read: ``added-records``
 for ``INSERT``, ``UPDATE`` and ``MERGE`` without ``DELETE``, ``added-position-deletes`` for
 ``DELETE``), -1 where that cannot tell (as the connector's when the server reports none).
-Every statement is written to the file ``$NAMELOOKUP_SPARK_TRACE`` names, when set.
+Parameter types are Spark's (``lit``: int → INT or BIGINT, str → STRING, None → VOID, a naive
+datetime → TIMESTAMP in the session's zone, UTC), close to the connector's inferred native types
+but not its code. A connection is a ``SparkSession.newSession()`` (its own current namespace,
+one catalog for all), and each statement first makes it the calling thread's active session
+(Iceberg's table loads ask for it). Concurrent runs are not tested here: Iceberg's optimistic
+commits are not Delta's. Every statement is written to the file ``$NAMELOOKUP_SPARK_TRACE``
+names, when set.
 Commit and rollback do nothing: each statement commits on its own, as on Databricks.
 :meth:`SparkConnection.kill` stands in for the network dropping the connection: what follows
 fails as the connector's ``RequestError`` does then.
