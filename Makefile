@@ -11,7 +11,7 @@ EMULATOR_DIR := namelookup-emulator
 EMULATOR_PYPROJECT := $(EMULATOR_DIR)/pyproject.toml
 
 .PHONY: install test test-compat lint unit demo bench emulator scale-test clean wheel-smoke browser screenshots \
-	bigquery-emulator
+	bigquery-emulator spark
 # Cached outside the tree so that CI's fresh clones reuse them (rebuilt when a pyproject.toml changes).
 BQEMULATOR_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/bqemulator-venv
 SMOKE_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/wheel-smoke-venv
@@ -43,21 +43,22 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy airflow_provider_namelookup $(EMULATOR_DIR)/namelookup_emulator benchmarks scale_test compat
 
-test: lint browser bigquery-emulator
+test: lint browser bigquery-emulator spark
 	NAMELOOKUP_BQEMULATOR_PYTHON=$(BQEMULATOR_VENV)/bin/python $(BIN)/python -m pytest
 
 # bqemulator (a BigQuery REST API on DuckDB), which the BigQuery tests run the engine's statements on
 # (tests/bigquery_emulator.py), in a venv of its own: it pins an older sqlglot than the provider.
 # DuckDB fetches its extensions from the internet when asked to INSTALL them; here they come from PyPI
 # (duckdb-extension-*, built for exactly this DuckDB) and are put where INSTALL finds them (~/.duckdb).
+# Kept between runs while the package list is the same.
 BQEMULATOR_PACKAGES := 'bqemulator>=1.4,<2' numpy duckdb==1.5.5 duckdb-extensions==1.5.5 \
 	duckdb-extension-spatial==1.5.5 duckdb-extension-icu==1.5.5 duckdb-extension-avro==1.5.5
-bigquery-emulator: $(BQEMULATOR_VENV)/.installed
-$(BQEMULATOR_VENV)/.installed: Makefile
-	rm -rf $(BQEMULATOR_VENV) && mkdir -p $(dir $(BQEMULATOR_VENV)) && $(PYTHON) -m venv $(BQEMULATOR_VENV)
-	$(BQEMULATOR_VENV)/bin/python -m pip install --quiet $(BQEMULATOR_PACKAGES)
-	$(BQEMULATOR_VENV)/bin/python -c "import duckdb_extensions as x; [x.import_extension(e) for e in ('spatial', 'icu', 'avro')]"
-	touch $@
+bigquery-emulator:
+	@test "$$(cat $(BQEMULATOR_VENV)/.packages 2>/dev/null)" = "$(BQEMULATOR_PACKAGES)" || { \
+		rm -rf $(BQEMULATOR_VENV) && mkdir -p $(dir $(BQEMULATOR_VENV)) && $(PYTHON) -m venv $(BQEMULATOR_VENV) \
+		&& $(BQEMULATOR_VENV)/bin/python -m pip install --quiet $(BQEMULATOR_PACKAGES) \
+		&& echo "$(BQEMULATOR_PACKAGES)" > $(BQEMULATOR_VENV)/.packages; }
+	@$(BQEMULATOR_VENV)/bin/python -c "import duckdb_extensions as x; [x.import_extension(e) for e in ('spatial', 'icu', 'avro')]"
 
 # Debian's Chromium and its driver, for the credits view's browser test (tests/plugins/test_credits_page.py,
 # through selenium). Installed with apt-get when missing (root, as on CI), and only they: no recommended
@@ -70,6 +71,23 @@ browser:
 		     "(apt-get update, then apt-get install -y --no-install-recommends $(BROWSER_PACKAGES))"; \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -q --no-install-recommends $(BROWSER_PACKAGES); fi
+
+# Databricks SQL's statements run on a local Spark with Apache Iceberg tables (tests/warehouse/spark_dbapi.py):
+# pyspark 3.5.6 and Iceberg 1.10.2's runtime jar (PyPI's snowpark-connect-deps-iceberg; no Delta Lake jar is on
+# PyPI, apt or npm, and Maven Central is out of reach) installed into the venv, and the Jackson that runtime
+# jar lacks relocated with Debian's jarjar (libjarjar-java: installed with apt-get when missing, and only it)
+# into SPARK_CACHE (tests/warehouse/spark_jars.py). Quick when done: one import and one file checked.
+SPARK_CACHE ?= $(HOME)/.cache/airflow-provider-namelookup/spark
+SPARK_PACKAGES := pyspark==3.5.6 snowpark-connect-deps-iceberg==1.0.3
+spark: $(STAMP)
+	@$(BIN)/python -c "import pyspark, snowpark_connect_deps_iceberg" 2>/dev/null || \
+		$(BIN)/python -m pip install --quiet $(SPARK_PACKAGES)
+	@test -f /usr/share/java/jarjar.jar || { \
+		echo "make spark: installing libjarjar-java to relocate Jackson for Iceberg (apt-get update, then" \
+		     "apt-get install -y --no-install-recommends libjarjar-java)"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends libjarjar-java; }
+	@test -f $(SPARK_CACHE)/iceberg-shaded-jackson-2.18.8.jar || $(BIN)/python -m tests.warehouse.spark_jars $(SPARK_CACHE)
 
 # The README's screenshots of the credits view (light and dark) and of the accuracy report, taken by
 # their browser tests into docs/.

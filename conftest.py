@@ -68,6 +68,10 @@ SNOWFLAKE = {"conn_type": "snowflake", "login": "namelookup", "password": "fakes
 BIGQUERY = {"conn_type": "gcpbigquery", "extra": {"project": "local-project", "location": "US", "is_anonymous": True,
                                                   "use_legacy_sql": False}}
 """Answered by bqemulator (tests/bigquery_emulator.py) through the real BigQueryHook's client."""
+DATABRICKS = {"conn_type": "databricks", "host": "localhost", "password": "spark",
+              "extra": {"http_path": "/sql/1.0/warehouses/local"}}
+"""Answered by a local Spark 3.5.6 on Iceberg tables (a fresh warehouse directory per session), behind the
+real DatabricksSqlHook: its ``databricks.sql.connect`` returns tests/warehouse/spark_dbapi.py's connection."""
 MARIADB = {"conn_type": "mysql", "host": "127.0.0.1", "port": 3306, "login": "root", "password": "",
            "schema": "test", "extra": {"client": "mysql-connector-python"}}
 
@@ -88,6 +92,14 @@ def _unreachable(kind: str) -> str | None:
 
             if executable() is None:
                 return "bigquery cannot be used: bqemulator is not installed (make bigquery-emulator installs it)"
+        elif kind == "databricks":
+            import importlib
+
+            from tests.warehouse.spark_dbapi import shared_spark
+
+            importlib.import_module("airflow.providers.databricks.hooks.databricks_sql")
+
+            shared_spark()
         elif kind == "postgres":
             import psycopg2
 
@@ -146,6 +158,12 @@ def mariadb_warehouse(tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.fixture
+def databricks_warehouse(tmp_path: Path) -> Iterator[Any]:
+    """Databricks SQL's statements on a local Spark with Iceberg tables (slow: not in ``warehouse``'s params)."""
+    yield from _warehouse("databricks", tmp_path)
+
+
+@pytest.fixture
 def duckdb_warehouse(tmp_path: Path) -> Iterator[Any]:
     yield from _warehouse("duckdb", tmp_path)
 
@@ -159,11 +177,12 @@ def _warehouse(kind: str, tmp_path: Path, request: pytest.FixtureRequest | None 
         pytest.skip(reason)
     conn = {"sqlite": {"conn_type": "sqlite", "host": str(tmp_path / "warehouse.db")},
             "duckdb": {"conn_type": "duckdb", "host": str(tmp_path / "warehouse.duckdb")},
-            "postgres": POSTGRES, "mariadb": MARIADB, "snowflake": SNOWFLAKE, "bigquery": BIGQUERY}[kind]
+            "postgres": POSTGRES, "mariadb": MARIADB, "snowflake": SNOWFLAKE, "bigquery": BIGQUERY,
+            "databricks": DATABRICKS}[kind]
     conn_id = f"warehouse_{kind}"
     set_connection(conn_id, conn)
-    house = Warehouse(kind, conn_id, conn, several_processes=kind not in ("duckdb", "snowflake"),
-                      concurrent_runs=kind != "snowflake")
+    house = Warehouse(kind, conn_id, conn, several_processes=kind not in ("duckdb", "snowflake", "databricks"),
+                      concurrent_runs=kind not in ("snowflake", "databricks"))
     # Each test gets its own answers table (other sessions' tests share these databases).
     answers = house.table_name("answers")
     os.environ["AIRFLOW__NAMELOOKUP__ANSWERS_TABLE"] = answers
@@ -185,6 +204,12 @@ def _warehouse(kind: str, tmp_path: Path, request: pytest.FixtureRequest | None 
             # The tests' own statements (hook.run, get_records) on the connection the table operators
             # use; BigQueryHook.get_conn() builds Google's discovery client, which cannot be pointed here.
             stack.enter_context(mock.patch.object(BigQueryHook, "get_conn", BigQueryDialect.connect))
+        if kind == "databricks":  # DatabricksSqlHook's connections, for the whole test
+            from unittest import mock
+
+            from tests.warehouse import spark_dbapi
+
+            stack.enter_context(mock.patch("databricks.sql.connect", spark_dbapi.connect))
         yield house
         os.environ.pop("AIRFLOW__NAMELOOKUP__ANSWERS_TABLE", None)
         house.drop_created()

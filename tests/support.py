@@ -86,7 +86,7 @@ def write_dag(dags_folder: Path, body: str, dag_id: str | None = None) -> DagHan
 class Warehouse:
     """A real SQL database reached through an Airflow connection id."""
 
-    kind: str  # sqlite | postgres | mariadb | duckdb | snowflake | bigquery
+    kind: str  # sqlite | postgres | mariadb | duckdb | snowflake | bigquery | databricks
     conn_id: str
     conn: dict[str, Any]
     created: list[str] = field(default_factory=list)
@@ -103,7 +103,9 @@ class Warehouse:
     def hook(self) -> Any:
         from airflow.sdk import BaseHook
 
-        return BaseHook.get_connection(self.conn_id).get_hook()
+        from airflow_provider_namelookup.operators.sql_hook import sql_hook
+
+        return sql_hook(self.conn_id) or BaseHook.get_connection(self.conn_id).get_hook()
 
     def table_name(self, prefix: str = "customers") -> str:
         name = f"{'analytics.' if self.kind == 'bigquery' else ''}{prefix}_{uuid.uuid4().hex[:8]}"
@@ -134,14 +136,15 @@ class Warehouse:
             self.hook.run(f"CREATE TABLE {table} (customer_id {key} NOT NULL, name STRING, country STRING)")
             self.insert(table, rows)
             return table
-        text = "VARCHAR(2000)" if self.kind != "sqlite" else "TEXT"
-        self.hook.run(f"CREATE TABLE {table} (customer_id {key_type} PRIMARY KEY, name {text}, country {text})")
+        text = {"sqlite": "TEXT", "databricks": "STRING"}.get(self.kind, "VARCHAR(2000)")
+        key = "" if self.kind == "databricks" else " PRIMARY KEY"  # Spark declares no keys (Unity Catalog does)
+        self.hook.run(f"CREATE TABLE {table} (customer_id {key_type}{key}, name {text}, country {text})")
         self.insert(table, rows)
         return table
 
     def insert(self, table: str, rows: list[tuple[Any, ...]]) -> None:
         if rows:
-            marks = "(" + ", ".join([self.hook.placeholder] * len(rows[0])) + ")"
+            marks = "(" + ", ".join(["?" if self.kind == "databricks" else self.hook.placeholder] * len(rows[0])) + ")"
             conn = self.hook.get_conn()
             try:
                 cur = conn.cursor()
@@ -151,7 +154,7 @@ class Warehouse:
                     literal = BigQueryDialect(self.hook).literal
                     values = ", ".join("(" + ", ".join(literal(v) for v in row) + ")" for row in rows)
                     cur.execute(f"INSERT INTO {table} VALUES {values}")
-                elif self.kind == "snowflake":  # fakesnow runs an executemany row by row; the connector would not
+                elif self.kind in ("snowflake", "databricks"):  # executemany runs row by row on both
                     for start in range(0, len(rows), 1_000):
                         part = rows[start:start + 1_000]
                         cur.execute(f"INSERT INTO {table} VALUES {', '.join([marks] * len(part))}",

@@ -48,6 +48,7 @@ from airflow_provider_namelookup.evaluation.evaluate import OnUnreadable
 from airflow_provider_namelookup.evaluation.report import render_html, summary_lines
 from airflow_provider_namelookup.evaluation.table import TableEvaluationSource
 from airflow_provider_namelookup.models import result_view
+from airflow_provider_namelookup.operators.sql_hook import sql_hook
 
 
 class _GenderEvaluationBase(BaseOperator):
@@ -130,6 +131,10 @@ class SqlGenderEvaluationOperator(_GenderEvaluationBase, BaseSQLOperator):
                                       "source_table", "target_table", "where", "sql")
     template_ext: Sequence[str] = (".sql",)
     template_fields_renderers: ClassVar[dict[str, str]] = {"sql": "sql", "where": "sql"}
+
+    def get_db_hook(self) -> Any:
+        """The warehouse's common-sql hook (``DatabricksSqlHook`` on a ``databricks`` connection)."""
+        return sql_hook(str(self.conn_id), self.hook_params) or super().get_db_hook()
 
     def __init__(self, *, conn_id: str, source_table: str | None = None, key_column: str | None = None,
                  label_column: str = "label", target_table: str | None = None, group_column: str | None = None,

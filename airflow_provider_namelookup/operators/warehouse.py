@@ -43,6 +43,7 @@ from airflow_provider_namelookup.operators.base import (
     NameLookupOperatorBase,
     fail_without_retry_on_unfixable_errors,
 )
+from airflow_provider_namelookup.operators.sql_hook import sql_hook
 from airflow_provider_namelookup.usage.recorder import records_usage
 from airflow_provider_namelookup.warehouse import DEFAULT_ANSWERS_TABLE, TableRunSpec, table_run
 from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError
@@ -144,6 +145,13 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
     def sql_conn_id(self) -> str | None:
         """The warehouse connection (``conn_id``), by its name in earlier releases."""
         return self.conn_id
+
+    def get_db_hook(self) -> Any:
+        """The warehouse's common-sql hook (``DatabricksSqlHook`` on a ``databricks`` connection, whose
+        own hook is the REST API's)."""
+        if "_sql_hook" not in self.__dict__:
+            self.__dict__["_sql_hook"] = sql_hook(str(self.conn_id), self.hook_params)
+        return self.__dict__["_sql_hook"] or super().get_db_hook()
 
     def warehouse_hook(self) -> Any:
         """The warehouse's common-sql hook; when its Airflow provider is not installed, an error

@@ -28,14 +28,14 @@ def made_run(conn_type: str, caplog: pytest.LogCaptureFixture, **options: bool) 
     return [r for r in caplog.records if r.name == "made"]
 
 
-@pytest.mark.parametrize("conn_type", ["databricks", "redshift", "mssql"])
+@pytest.mark.parametrize("conn_type", ["redshift", "mssql"])
 def test_a_warehouse_the_tests_only_parse_is_named_in_a_warning(conn_type: str,
                                                                caplog: pytest.LogCaptureFixture) -> None:
     warnings = [r.getMessage() for r in made_run(conn_type, caplog) if r.levelno == logging.WARNING]
     assert len([w for w in warnings if "has not been run on" in w and conn_type in w]) == 1
 
 
-@pytest.mark.parametrize("conn_type", ["snowflake", "bigquery"])
+@pytest.mark.parametrize("conn_type", ["snowflake", "bigquery", "databricks"])
 def test_a_warehouse_the_tests_run_on_an_emulator_is_not_said_to_be_parsed_only(
         conn_type: str, caplog: pytest.LogCaptureFixture) -> None:
     warnings = [r.getMessage() for r in made_run(conn_type, caplog) if r.levelno == logging.WARNING]

@@ -230,6 +230,9 @@ class WarehouseDialect:
     """The engine's name in messages and in the README's table (its module's name)."""
     sqlglot_name: ClassVar[str | None] = None
     """sqlglot's name of the engine's SQL, when it is not :attr:`name` (a ``where`` is parsed in it)."""
+    sql_hook: ClassVar[tuple[str, str, str] | None] = None
+    """(module, class, connection-id parameter) of the common-sql hook of the engine's connection
+    type, where Airflow registers another kind of hook for it (None: the registered hook is one)."""
     credit_promise: ClassVar[str] = ""
     """How the engine's transactions and locks keep credits = distinct valid queries."""
     proof: ClassVar[str] = "real engine"

@@ -7,7 +7,10 @@ updates from a join are ``MERGE ... WHEN MATCHED THEN UPDATE``; no primary keys 
 Unity Catalog (and none enforced), so every fill is a ``MERGE``; no indexes; backslash
 escapes in string literals; bulk loads as one statement binding one JSON document
 (``explode(from_json(...))``), since ``executemany`` sends a statement per row; answers
-stored at most every 30 s.
+stored at most every 30 s; parameters at ``?`` (databricks-sql-connector's native binding, not
+the hook's ``%s``); a new connection each time (``DatabricksSqlHook.get_conn`` hands back its
+last one, lost or closed); ``DatabricksSqlHook`` on a ``databricks`` connection, whose registered
+hook is the REST API's.
 
 Credits: Delta commits optimistically: a ``MERGE`` reads the answers table, so of two
 runs' claims of one query the second to commit fails with a concurrent-modification
@@ -23,6 +26,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
@@ -42,7 +46,11 @@ _CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "DOUBLE", "decimal": "DEC
 
 class DatabricksDialect(WarehouseDialect):
     name = "databricks"
-    proof = "parsed only"
+    # Apache Spark 3.5.6 (the engine Databricks SQL grew from) ran every statement of whole runs on Iceberg
+    # tables (no Delta Lake here) through a test-only DB-API adapter (tests/warehouse/spark_dbapi.py)
+    proof = "emulator"
+    # a databricks connection's registered hook is the REST API's DatabricksHook
+    sql_hook = ("airflow.providers.databricks.hooks.databricks_sql", "DatabricksSqlHook", "databricks_conn_id")
     credit_promise = ("Delta's optimistic commits: of two runs' MERGE claims of one query the second fails with a "
                       "concurrent-modification error and is run again, finding the query held")
     types: ClassVar[dict[str, str]] = {
@@ -55,6 +63,26 @@ class DatabricksDialect(WarehouseDialect):
     tuning = cloud_tuning(conflict_attempts=10, conflict_backoff_seconds=0.5)
     errors = DriverErrors(lock_conflict_words=("concurrent", "conflicting commit"),
                           duplicate_key_words=("already exists", "table_or_view_already_exists"))
+
+    @property
+    def placeholder(self) -> str:
+        """``?``: databricks-sql-connector (3.0 on) binds parameters natively, a list at ``?`` markers,
+        while ``DatabricksSqlHook`` keeps common-sql's ``%s`` (a syntax error on the server); ``%s``
+        where the connection asks for the connector's client-side ``use_inline_params``."""
+        params = dict(getattr(self.hook, "additional_params", None) or {})
+        with contextlib.suppress(Exception):  # the hook's connection, when it has one
+            params = {**self.hook.databricks_conn.extra_dejson, **params}
+        return "%s" if params.get("use_inline_params") else "?"
+
+    @staticmethod
+    def connect(hook: Any) -> Any:
+        """A new connection each time: ``DatabricksSqlHook.get_conn`` hands back the last one it made,
+        closed or lost included, so a run's store after a lost connection would fail on the dead one
+        (and lose answers paid for), and a second session of the run would share the first's. The
+        hook's own ``run`` forgets its connection the same way after closing it."""
+        if hasattr(hook, "_sql_conn"):
+            hook._sql_conn = None
+        return hook.get_conn()
 
     def quote(self, name: str) -> str:
         return ".".join(f"`{part}`" for part in name.split("."))
