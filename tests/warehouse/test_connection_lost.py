@@ -33,9 +33,12 @@ def _kill(session: WarehouseSession, warehouse: Any) -> None:
 @pytest.mark.parametrize("phase", PHASES)
 def test_a_connection_killed_mid_run_loses_no_paid_answer(warehouse: Any, namelookup: Any, emulator: Any,
                                                           monkeypatch: pytest.MonkeyPatch, phase: str) -> None:
+    if warehouse.kind == "bigquery":
+        pytest.skip("bigquery has no connection to end: every statement is an HTTP request of its own, which "
+                    "google-cloud-bigquery retries itself; a request cut mid-store is not tested")
     if warehouse.kind not in ("postgres", "mariadb"):
         pytest.skip(f"{warehouse.kind} runs in the task's process (or is emulated in it): no server to end the "
-                    "connection")
+                    "connection (Databricks on Spark: tests/operators/test_warehouse_databricks.py)")
     rows = [(i, f"Name{i % 150:03d}", None) for i in range(1, 401)]
     table = warehouse.create_customers(rows)
     namelookup.set_credits(1000)
