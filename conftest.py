@@ -164,6 +164,12 @@ def databricks_warehouse(tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.fixture
+def bigquery_warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """BigQuery's statements on bqemulator, for the tests the ``warehouse`` fixture does not parametrize."""
+    yield from _warehouse("bigquery", tmp_path, request)
+
+
+@pytest.fixture
 def duckdb_warehouse(tmp_path: Path) -> Iterator[Any]:
     yield from _warehouse("duckdb", tmp_path)
 

@@ -1,0 +1,51 @@
+"""The whole-run tests of the issue's list that the ``warehouse`` fixture does not run on every
+engine (they run on SQLite there), run on BigQuery's statements too: bqemulator behind the real
+``BigQueryHook`` (``tests/bigquery_emulator.py``). The rest of the list (first run, rerun,
+changed names, invalid rows, country of origin, credits running out midway) runs on BigQuery
+through the ``warehouse`` fixture.
+
+Example::
+
+    pytest tests/operators/test_warehouse_bigquery.py
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.operators import test_warehouse as whole
+from tests.operators import test_warehouse_concurrency as concurrency
+
+pytestmark = pytest.mark.usefixtures("airflow_db")
+
+
+def test_max_age_looks_stale_answers_up_again(bigquery_warehouse: Any, namelookup: Any) -> None:
+    concurrency.test_max_age_looks_stale_answers_up_again(bigquery_warehouse, namelookup)
+
+
+def test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest(bigquery_warehouse: Any, write_dag: Any,
+                                                                       namelookup: Any) -> None:
+    whole.test_budget_fail_and_partial(bigquery_warehouse, write_dag, namelookup)
+
+
+def test_plan_only_counts_credits_and_creates_nothing(bigquery_warehouse: Any, write_dag: Any,
+                                                      namelookup: Any) -> None:
+    house = bigquery_warehouse
+    table = house.create_customers(whole.CUSTOMERS)
+    listed = "SELECT table_name FROM analytics.INFORMATION_SCHEMA.TABLES"
+    before = {name for (name,) in house.rows(listed)}
+    plan = write_dag(whole.gender_task(house, table, plan_only=True))
+    assert str(plan.run().state) == "success"
+    summary = plan.xcom("enrich")
+    assert (summary["credits_needed"], summary["distinct_queries"], summary["plan_only"]) == (
+        whole.VALID_DISTINCT, whole.VALID_DISTINCT, True)
+    assert summary["requests"] == 0 and namelookup.remaining() == 100
+    assert table.split(".")[-1] in before
+    assert {name for (name,) in house.rows(listed)} == before  # no target, no answers table, no staging table
+
+    write_dag(whole.gender_task(house, table)).run()
+    house.insert(table, [(11, "Zoe", None)])
+    assert str(plan.run().state) == "success"
+    assert plan.xcom("enrich")["credits_needed"] == 1  # only the new name
