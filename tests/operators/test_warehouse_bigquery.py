@@ -49,3 +49,35 @@ def test_plan_only_counts_credits_and_creates_nothing(bigquery_warehouse: Any, w
     house.insert(table, [(11, "Zoe", None)])
     assert str(plan.run().state) == "success"
     assert plan.xcom("enrich")["credits_needed"] == 1  # only the new name
+
+
+@pytest.mark.parametrize("after_forwarding", [False, True], ids=["request-lost", "answer-lost"])
+def test_a_connection_cut_mid_store_loses_no_paid_answer(bigquery_warehouse: Any, namelookup: Any,
+                                                         bigquery_emulator: Any, after_forwarding: bool) -> None:
+    """The network cuts the store's statement once: before BigQuery sees it, or after it ran and before
+    its answer came back. google-cloud-bigquery sends it again; every answer paid for is stored, once."""
+    import os
+    from urllib.parse import urlsplit
+
+    from airflow_provider_namelookup.operators import SqlGenderLookupOperator
+    from tests.cutting_proxy import CuttingProxy
+
+    house = bigquery_warehouse
+    table = house.create_customers([(i, f"Name{i % 150:03d}", None) for i in range(1, 401)])
+    namelookup.set_credits(1000)
+    server = urlsplit(bigquery_emulator.url)
+    with CuttingProxy((server.hostname, server.port), b"SET state = 'answered'",
+                      after_forwarding=after_forwarding) as proxy:
+        os.environ["BIGQUERY_EMULATOR_HOST"] = proxy.url
+        try:
+            summary = SqlGenderLookupOperator(task_id="enrich", conn_id=house.conn_id, source_table=table,
+                                              key_column="customer_id", name_column="name").execute({})
+        finally:
+            os.environ["BIGQUERY_EMULATOR_HOST"] = bigquery_emulator.url
+    assert proxy.cuts == 1
+    assert summary["credits_used"] == 150 == 1000 - namelookup.remaining()
+    assert house.rows(f"SELECT status, COUNT(*) FROM {table}_gender GROUP BY status") == [("ok", 400)]
+    stored = house.rows(f"SELECT state, COUNT(*), COUNT(DISTINCT query_hash) FROM {house.answers_table} "
+                        f"GROUP BY state")
+    assert stored == [("answered", 150, 150)]
+    assert house.rows(f"SELECT SUM(credits_used) FROM {table}_gender") == [(150,)]

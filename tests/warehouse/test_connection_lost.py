@@ -34,8 +34,8 @@ def _kill(session: WarehouseSession, warehouse: Any) -> None:
 def test_a_connection_killed_mid_run_loses_no_paid_answer(warehouse: Any, namelookup: Any, emulator: Any,
                                                           monkeypatch: pytest.MonkeyPatch, phase: str) -> None:
     if warehouse.kind == "bigquery":
-        pytest.skip("bigquery has no connection to end: every statement is an HTTP request of its own, which "
-                    "google-cloud-bigquery retries itself; a request cut mid-store is not tested")
+        pytest.skip("bigquery has no connection to end: every statement is an HTTP request of its own "
+                    "(test_warehouse_bigquery.py cuts the store's request on the network instead)")
     if warehouse.kind not in ("postgres", "mariadb"):
         pytest.skip(f"{warehouse.kind} runs in the task's process (or is emulated in it): no server to end the "
                     "connection (Databricks on Spark: tests/operators/test_warehouse_databricks.py)")
