@@ -51,11 +51,19 @@ def test_plan_only_counts_credits_and_creates_nothing(bigquery_warehouse: Any, w
     assert plan.xcom("enrich")["credits_needed"] == 1  # only the new name
 
 
+STORE_STATEMENTS = {"load": b"INSERT INTO `analytics`.`namelookup_incoming_", "update": b"SET state = 'answered'"}
+"""What marks a store's two statements on the wire: the answers loaded into the incoming table, then
+moved into the answers table."""
+
+
+@pytest.mark.parametrize("statement", STORE_STATEMENTS)
 @pytest.mark.parametrize("after_forwarding", [False, True], ids=["request-lost", "answer-lost"])
 def test_a_connection_cut_mid_store_loses_no_paid_answer(bigquery_warehouse: Any, namelookup: Any,
-                                                         bigquery_emulator: Any, after_forwarding: bool) -> None:
-    """The network cuts the store's statement once: before BigQuery sees it, or after it ran and before
-    its answer came back. google-cloud-bigquery sends it again; every answer paid for is stored, once."""
+                                                         bigquery_emulator: Any, after_forwarding: bool,
+                                                         statement: str) -> None:
+    """The network cuts one of the store's statements once: before BigQuery sees it, or after it ran and
+    before its answer came back. google-cloud-bigquery sends it again; every answer paid for is stored,
+    once."""
     import os
     from urllib.parse import urlsplit
 
@@ -66,7 +74,7 @@ def test_a_connection_cut_mid_store_loses_no_paid_answer(bigquery_warehouse: Any
     table = house.create_customers([(i, f"Name{i % 150:03d}", None) for i in range(1, 401)])
     namelookup.set_credits(1000)
     server = urlsplit(bigquery_emulator.url)
-    with CuttingProxy((server.hostname, server.port), b"SET state = 'answered'",
+    with CuttingProxy((server.hostname, server.port), STORE_STATEMENTS[statement],
                       after_forwarding=after_forwarding) as proxy:
         os.environ["BIGQUERY_EMULATOR_HOST"] = proxy.url
         try:
