@@ -18,7 +18,6 @@ Example::
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import tempfile
 import time
@@ -26,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+from tests.support import free_port
 
 PROJECT = "local-project"
 DATASET = "analytics"
@@ -39,12 +40,6 @@ def executable() -> Path | None:
     if not (path.is_file() and os.access(path, os.X_OK)):
         return None
     return path if (path.parent / "bqemulator").is_file() else None
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass
@@ -66,7 +61,7 @@ class BigQueryEmulator:
 
 def start(program: Path, timeout: float = 60.0) -> BigQueryEmulator:
     """Start bqemulator (in memory, on free loopback ports) and wait until it answers; create :data:`DATASET`."""
-    rest, grpc = _free_port(), _free_port()
+    rest, grpc = free_port(), free_port()
     log = Path(tempfile.mkstemp(prefix="bqemulator-", suffix=".log")[1])
     with log.open("wb") as out:
         process = subprocess.Popen(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import textwrap
 import uuid
 from dataclasses import dataclass, field
@@ -165,6 +166,13 @@ class Warehouse:
             finally:
                 conn.close()
 
+    def table_names(self) -> set[str]:
+        """The tables of the warehouse's test schema, by bare name."""
+        listing = {"sqlite": "SELECT name FROM sqlite_master WHERE type = 'table'",
+                   "bigquery": "SELECT table_name FROM analytics.INFORMATION_SCHEMA.TABLES",
+                   "databricks": "SHOW TABLES"}[self.kind]
+        return {str(row[-2 if self.kind == "databricks" else 0]) for row in self.rows(listing)}
+
     def rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         return [tuple(r) for r in self.hook.get_records(sql, params)]
 
@@ -172,6 +180,13 @@ class Warehouse:
         for table in self.created:
             with contextlib.suppress(Exception):  # best-effort cleanup
                 self.hook.run(f"DROP TABLE IF EXISTS {table}")
+
+
+def free_port() -> int:
+    """A loopback TCP port free right now (for a server the test starts)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def set_connection(conn_id: str, conn: dict[str, Any]) -> None:

@@ -32,23 +32,7 @@ def test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest(bigquery_
 
 def test_plan_only_counts_credits_and_creates_nothing(bigquery_warehouse: Any, write_dag: Any,
                                                       namelookup: Any) -> None:
-    house = bigquery_warehouse
-    table = house.create_customers(whole.CUSTOMERS)
-    listed = "SELECT table_name FROM analytics.INFORMATION_SCHEMA.TABLES"
-    before = {name for (name,) in house.rows(listed)}
-    plan = write_dag(whole.gender_task(house, table, plan_only=True))
-    assert str(plan.run().state) == "success"
-    summary = plan.xcom("enrich")
-    assert (summary["credits_needed"], summary["distinct_queries"], summary["plan_only"]) == (
-        whole.VALID_DISTINCT, whole.VALID_DISTINCT, True)
-    assert summary["requests"] == 0 and namelookup.remaining() == 100
-    assert table.split(".")[-1] in before
-    assert {name for (name,) in house.rows(listed)} == before  # no target, no answers table, no staging table
-
-    write_dag(whole.gender_task(house, table)).run()
-    house.insert(table, [(11, "Zoe", None)])
-    assert str(plan.run().state) == "success"
-    assert plan.xcom("enrich")["credits_needed"] == 1  # only the new name
+    whole.check_plan_only_counts_credits_and_creates_nothing(bigquery_warehouse, write_dag, namelookup)
 
 
 STORE_STATEMENTS = {"load": b"INSERT INTO `analytics`.`namelookup_incoming_", "update": b"SET state = 'answered'"}

@@ -44,20 +44,7 @@ def test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest(databrick
 
 def test_plan_only_counts_credits_and_creates_nothing(databricks_warehouse: Any, write_dag: Any,
                                                       namelookup: Any) -> None:
-    house = databricks_warehouse
-    table = house.create_customers(whole.CUSTOMERS)
-    plan = write_dag(whole.gender_task(house, table, plan_only=True))
-    assert str(plan.run().state) == "success"
-    summary = plan.xcom("enrich")
-    assert (summary["credits_needed"], summary["distinct_queries"], summary["plan_only"]) == (
-        whole.VALID_DISTINCT, whole.VALID_DISTINCT, True)
-    assert summary["requests"] == 0 and namelookup.remaining() == 100
-    assert [r[1] for r in house.rows("SHOW TABLES")] == [table]  # no target, no answers, no staging table
-
-    write_dag(whole.gender_task(house, table)).run()
-    house.insert(table, [(11, "Zoe", None)])
-    assert str(plan.run().state) == "success"
-    assert plan.xcom("enrich")["credits_needed"] == 1  # only the new name
+    whole.check_plan_only_counts_credits_and_creates_nothing(databricks_warehouse, write_dag, namelookup)
 
 
 def test_a_connection_lost_mid_store_loses_no_paid_answer(databricks_warehouse: Any, namelookup: Any, emulator: Any,

@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,18 +28,13 @@ import httpx
 import pytest
 
 from namelookup_emulator import EmulatorServer
+from tests.support import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 USERS = {"admin": "admin", "op": "op", "user": "user", "viewer": "viewer", "limited": "viewer", "outsider": "viewer"}
 MINE, THEIRS = "crm_enrich_contacts", "marketing_score_leads"
 """DAG ids of the view's tests: the user ``limited`` may read only MINE."""
 UI_CONN, DOWN_CONN = "namelookup_prod", "namelookup_eu_mirror"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass
