@@ -15,7 +15,12 @@ lost tries (heartbeat timeout), retry them on ``worker-2`` and finish the run; e
 row must be enriched once and the answers the target records must be the distinct
 queries (none paid twice). The credits charged beyond what the target records are the
 answers lost in flight (charged by the service, never written): they are counted,
-reported, and must not exceed what the killed tries could have had in flight.
+reported, and must not exceed what the killed tries could have had in flight: the
+requests still open at the emulator right after the kill (the victim's among them: the
+emulator charges them though nobody reads the answer) plus, per killed try, the one
+store under way, which holds at most a first window of answers (the concurrency
+controller starts at 16 in flight and doubles to 32 in its first round trips; the kill
+comes within about a round trip of the plan at this latency).
 
 Example::
 
@@ -33,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from airflow_provider_namelookup.hooks.concurrency import DEFAULT_INITIAL_CONCURRENCY
 from scale_test.deployment import Deployment, TaskTry, wait_for
 from scale_test.facts import QueryFacts
 from scale_test.warehouse import TargetCheck
@@ -40,8 +46,8 @@ from scale_test.warehouse import TargetCheck
 ENRICH_TASK = "enrich_gender"
 BATCH_SIZE = 100
 """Queries per request (the connection's default ``batch_size``)."""
-MAX_CONCURRENCY = 4
-"""Requests in flight per task (the operators' default ``max_concurrency``)."""
+STORE_UNDER_WAY = 2 * DEFAULT_INITIAL_CONCURRENCY
+"""Requests whose answers one store under way can hold when a try is killed early in its lookups."""
 KILL_LATENCY_MS = (200, 500)
 """The emulator's added latency during the kill run, so that answers are in flight when the worker dies."""
 PLAN_LOGGED = "Plan for "
@@ -150,6 +156,7 @@ def run_kill(deployment: Deployment, *, rows: int, shards: int, seed: int, timeo
         at_kill = deployment.emulator_stats()
         deployment.processes.kill(victim)
         killed_at = time.monotonic() - started
+        after_kill = deployment.emulator_stats()
         log(f"[kill] SIGKILL to {victim} (its whole session) {killed_at:.0f} s into the run, "
             f"{KILL_DELAY} s after shards {running} logged their plan; {at_kill['credits_charged']:,} credits "
             f"charged so far")
@@ -169,14 +176,15 @@ def run_kill(deployment: Deployment, *, rows: int, shards: int, seed: int, timeo
     retry_rows = sum(int(summary.get("rows_enriched") or 0) for summary in retry_work)
     recorded = result.check.credits_recorded if result.check else 0
     lost = result.credits_charged - recorded
-    bound = len(killed) * MAX_CONCURRENCY * BATCH_SIZE
-    open_requests = int(at_kill["requests"]) - sum(int(n) for n in at_kill["responses_by_status"].values())
+    open_requests = _open_requests(at_kill)
+    open_after_kill = _open_requests(after_kill)
+    bound = (open_after_kill + len(killed) * STORE_UNDER_WAY) * BATCH_SIZE
     result.extra.update({
         "killed_worker": victim, "killed_after_seconds": round(killed_at, 1),
         "killed_tries": len(killed), "retries": sum(1 for t in enrich if t.try_number > 1),
         "retried_on": sorted(h or "?" for h in retried_on),
         "answers_lost_in_flight": lost, "lost_in_flight_bound": bound,
-        "requests_open_at_kill": open_requests,
+        "requests_open_at_kill": open_requests, "requests_open_after_kill": open_after_kill,
         "rows_enriched_by_retries": retry_rows,
         "lookups_by_retries": sum(int(summary.get("lookups") or 0) for summary in retry_work),
         # A SIGKILLed try cannot write its record: the view shows what the surviving tries spent.
@@ -190,8 +198,14 @@ def run_kill(deployment: Deployment, *, rows: int, shards: int, seed: int, timeo
     result.expect(0 <= lost <= bound,
                   f"{lost:,} credits were charged for answers never written (charged {result.credits_charged:,}, "
                   f"recorded {recorded:,}): more than the {len(killed)} killed tries could have had in flight "
-                  f"({bound:,} = tries × {MAX_CONCURRENCY} requests × {BATCH_SIZE} queries)")
+                  f"({bound:,} = ({open_after_kill} requests open after the kill + {len(killed)} tries × "
+                  f"{STORE_UNDER_WAY} requests in a store under way) × {BATCH_SIZE} queries)")
     return result
+
+
+def _open_requests(stats: dict[str, Any]) -> int:
+    """Requests the emulator has received and not yet answered."""
+    return int(stats["requests"]) - sum(int(n) for n in stats["responses_by_status"].values())
 
 
 def _read(path: Path) -> str:
