@@ -86,7 +86,9 @@ def rate(value: float) -> str:
 
 
 def ratio(value: float) -> str:
-    """``17.5x``"""
+    """``1.16x``, ``17.5x``, ``250x``: two decimals where a target such as 1.2x is judged."""
+    if value < 10:
+        return f"{value:.2f}x"
     return f"{value:,.1f}x" if value < 100 else f"{value:,.0f}x"
 
 

@@ -51,10 +51,11 @@ BENCHMARKS = ("table", "table_postgres", "table_duckdb", "handwritten", "latency
 FULL: dict[str, Any] = {"rows": (100_000, 1_000_000), "naive_rows": 100_000, "names": 20_000, "repeats": 3,
                         "duration": 3.0, "latency_rows": (20_000, 100_000), "latency_naive_rows": 200,
                         "pg_rows": (100_000, 1_000_000, 10_000_000), "duck_rows": (100_000, 1_000_000),
-                        "versus_rows": (1_000_000,), "versus_latency_rows": (20_000,)}
+                        "versus_rows": (1_000_000,), "versus_latency_rows": (20_000,), "versus_repeats": 5}
 QUICK: dict[str, Any] = {"rows": (10_000, 100_000), "naive_rows": 2_000, "names": 4_000, "repeats": 1, "duration": 1.0,
                          "latency_rows": (2_000, 10_000), "latency_naive_rows": 50, "pg_rows": (10_000, 100_000),
-                         "duck_rows": (10_000, 100_000), "versus_rows": (10_000,), "versus_latency_rows": (2_000,)}
+                         "duck_rows": (10_000, 100_000), "versus_rows": (10_000,), "versus_latency_rows": (2_000,),
+                         "versus_repeats": 3}
 
 
 def _numbers(text: str) -> tuple[int, ...]:
@@ -125,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="provider vs hand-written DAGs: table sizes on loopback (default 1000000)")
     parser.add_argument("--versus-latency-rows", type=_numbers, metavar="N,N",
                         help="provider vs hand-written DAGs: table sizes with --latency-ms (default 20000)")
+    parser.add_argument("--versus-repeats", type=int, metavar="N",
+                        help="provider vs hand-written DAGs: runs of each WAN case, each on a fresh table; the "
+                             "median ratio is reported (default 5)")
     parser.add_argument("--versus-warehouses", type=_names, metavar="LIST",
                         default=versus_handwritten.WAREHOUSES,
                         help="provider vs hand-written DAGs: warehouses on loopback, the first also with latency "
@@ -161,7 +165,8 @@ def _plan(args: argparse.Namespace) -> dict[str, Callable[[Path], Section]]:
         "handwritten": lambda work: versus_handwritten.run(versus_handwritten.VersusOptions(
             loopback_sizes=tuple(_option(args, "versus_rows")),
             latency_sizes=tuple(_option(args, "versus_latency_rows")), warehouses=args.versus_warehouses,
-            latency_ms=args.latency_ms, seed=args.seed), work),
+            latency_ms=args.latency_ms, seed=args.seed,
+            latency_repeats=int(_option(args, "versus_repeats"))), work),
         "table_duckdb": lambda work: table_duckdb.run(
             table_duckdb.DuckDBOptions(sizes=tuple(_option(args, "duck_rows")), seed=args.seed), work),
         "latency": lambda work: latency.run(wan, work),

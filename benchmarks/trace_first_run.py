@@ -1,0 +1,153 @@
+"""Where a provider first run's time goes: a timeline of its warehouse steps, its HTTP requests
+and its log lines, on a fresh PostgreSQL table against the emulator (over a WAN round trip
+by default).
+
+Not a benchmark (nothing is compared): a tool for finding what lies on the critical path
+before changing the engine. The run is the provider's as :mod:`benchmarks.provider` runs it
+(``SqlGenderLookupOperator.execute``), in this process, with each warehouse step
+(``WarehouseSession.run``: one function on the session's thread, named by its qualified
+name) and each HTTP request (``httpx.AsyncClient.send``) timed, and the TLS contexts made
+(``httpx.create_ssl_context``); the timeline is printed in
+milliseconds from the start of ``execute``. A second run over the unchanged table follows
+when ``--rerun`` is given.
+
+Example::
+
+    .venv/bin/python -m benchmarks.trace_first_run --rows 20000 --latency-ms 80 120
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks import table_postgres
+from benchmarks.service import BenchService
+
+
+@dataclass
+class Timeline:
+    """Spans (start, end, lane, what) in seconds from :attr:`origin`."""
+
+    origin: float = 0.0
+    spans: list[tuple[float, float, str, str]] = field(default_factory=list)
+
+    def add(self, start: float, end: float, lane: str, what: str) -> None:
+        self.spans.append((start - self.origin, end - self.origin, lane, what))
+
+    def lines(self) -> Iterator[str]:
+        for start, end, lane, what in sorted(self.spans):
+            duration = f"{(end - start) * 1000:7.1f} ms" if end > start else " " * 10
+            yield f"{start * 1000:8.1f} {end * 1000:8.1f} {duration}  {lane:<5} {what}"
+
+
+class _LogSpans(logging.Handler):
+    def __init__(self, timeline: Timeline) -> None:
+        super().__init__(logging.INFO)
+        self.timeline = timeline
+
+    def emit(self, record: logging.LogRecord) -> None:
+        now = time.perf_counter()
+        self.timeline.add(now, now, "log", record.getMessage()[:160])
+
+
+@contextmanager
+def traced(timeline: Timeline) -> Iterator[None]:
+    """Time every warehouse step and HTTP request, and note every log line, while inside."""
+    import httpx
+
+    from airflow_provider_namelookup.warehouse.session import WarehouseSession
+
+    original_run, original_send, original_tls = WarehouseSession.run, httpx.AsyncClient.send, httpx.create_ssl_context
+
+    async def run(self: WarehouseSession, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return await original_run(self, fn, *args, **kwargs)
+        finally:
+            name = getattr(fn, "__qualname__", repr(fn))
+            timeline.add(start, time.perf_counter(), "sql", f"{name} (session {id(self) % 1000})")
+
+    async def send(self: httpx.AsyncClient, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+        start = time.perf_counter()
+        try:
+            return await original_send(self, request, **kwargs)
+        finally:
+            timeline.add(start, time.perf_counter(), "http", f"{request.method} {request.url.path}")
+
+    def create_ssl_context(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return original_tls(*args, **kwargs)
+        finally:
+            timeline.add(start, time.perf_counter(), "tls", "httpx.create_ssl_context")
+
+    handler = _LogSpans(timeline)
+    logger = logging.getLogger("airflow.task.operators")
+    WarehouseSession.run = run  # type: ignore[method-assign]
+    httpx.AsyncClient.send = send  # type: ignore[method-assign]
+    httpx.create_ssl_context = create_ssl_context
+    logger.addHandler(handler)
+    level, logger.level = logger.level, logging.INFO
+    try:
+        yield
+    finally:
+        WarehouseSession.run = original_run  # type: ignore[method-assign]
+        httpx.AsyncClient.send = original_send  # type: ignore[method-assign]
+        httpx.create_ssl_context = original_tls
+        logger.removeHandler(handler)
+        logger.level = level
+
+
+def trace(rows: int, latency_ms: tuple[float, float], *, rerun: bool, workdir: Path) -> None:
+    """Build the table, run the provider (and its rerun), print each run's timeline."""
+    with BenchService(workdir / "emulator_trace.log", credits=100_000_000) as service:
+        if max(latency_ms) > 0:
+            service.process.set_faults(latency_ms=list(latency_ms))
+        suffix = uuid.uuid4().hex[:8]
+        table, answers = f"bench_trace_{suffix}", f"bench_trace_answers_{suffix}"
+        table_postgres.load_customers(table, rows, seed=2026)
+        os.environ.update({**service.connection_env(), **table_postgres.connection_env()})
+        try:
+            from benchmarks.provider import enrich_customers
+
+            for attempt in ("first run", "rerun")[: 2 if rerun else 1]:
+                work = enrich_customers({"sql_conn_id": table_postgres.WAREHOUSE_CONN_ID, "source_table": table,
+                                         "answers_table": answers})
+                timeline = Timeline()
+                with traced(timeline):
+                    timeline.origin = time.perf_counter()
+                    summary = work()
+                    total = time.perf_counter() - timeline.origin
+                print(f"\n== {attempt}: {rows:,} rows, latency {latency_ms[0]:g}-{latency_ms[1]:g} ms: "
+                      f"{total * 1000:.0f} ms, {summary.get('lookups')} lookups, "
+                      f"{summary.get('statements')} statements")
+                print("   start      end   duration  lane  what")
+                for line in timeline.lines():
+                    print(line)
+        finally:
+            table_postgres.drop([table, f"{table}_gender", answers])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=20_000)
+    parser.add_argument("--latency-ms", type=float, nargs=2, default=(80.0, 120.0), metavar=("LOW", "HIGH"))
+    parser.add_argument("--rerun", action="store_true", help="trace a rerun over the unchanged table too")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/namelookup-trace"))
+    args = parser.parse_args(argv)
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    trace(args.rows, tuple(args.latency_ms), rerun=args.rerun, workdir=args.workdir)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
