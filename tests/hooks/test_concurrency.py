@@ -55,10 +55,10 @@ def test_slow_start_doubles_the_limit_each_round_trip_up_to_32_then_adds_about_1
     assert sent[-1] == 96 and limit.current == 96 and limit.peak_in_flight == 96
 
 
-def test_by_default_a_run_starts_at_16_and_reaches_64_in_three_round_trips() -> None:
+def test_by_default_a_run_starts_at_32_and_reaches_64_in_two_round_trips() -> None:
     clock = Clock()
     limit = ConcurrencyLimit(clock=clock)
-    assert [round_trip(limit, clock) for _ in range(4)] == [16, 32, 48, 64]
+    assert [round_trip(limit, clock) for _ in range(3)] == [32, 48, 64]
 
 
 def test_the_limit_never_passes_the_ceiling_nor_falls_below_one() -> None:
