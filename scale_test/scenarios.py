@@ -18,9 +18,9 @@ answers lost in flight (charged by the service, never written): they are counted
 reported, and must not exceed what the killed tries could have had in flight: the
 requests still open at the emulator right after the kill (the victim's among them: the
 emulator charges them though nobody reads the answer) plus, per killed try, the one
-store under way, which holds at most a first window of answers (the concurrency
-controller starts at 16 in flight and doubles to 32 in its first round trips; the kill
-comes within about a round trip of the plan at this latency).
+store under way, which holds at most the answers of two first windows (the concurrency
+controller starts at ``DEFAULT_INITIAL_CONCURRENCY`` in flight and grows by half of it in
+its first round trip; the kill comes within about a round trip of the plan at this latency).
 
 Example::
 

@@ -50,6 +50,8 @@ async def test_origin_lookups_approach_the_limit_with_few_429s_and_pay_nothing_t
     stats = limited_service.stats()
     refused = stats["responses_by_status"].get("429", 0)
     controller = hook.concurrency
+    print(f"{refused} of {stats['requests']} requests refused with 429; {controller.mean_in_flight():.1f} in flight "
+          f"on average against a limit of {LIMIT}")
     # finishes, with every name answered once and paid once
     assert sorted(answered) == sorted(names)
     assert CREDITS - limited_service.top_up(TOKEN, 0) == 2 * len(names) == stats["credits_charged"]
