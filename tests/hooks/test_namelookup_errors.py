@@ -24,15 +24,9 @@ from airflow_provider_namelookup.errors import (
     NameLookupValidationError,
 )
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook, NameLookupHook
+from tests.support import free_port
 
 FAST = {"max_retries": 1, "backoff_base": 0.01}
-
-
-def _free_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class _Silent:
@@ -108,7 +102,7 @@ HOOKS = pytest.mark.parametrize("hook_kind", ["sync", "async"])
 
 @HOOKS
 def test_a_stopped_port_says_connection_refused_and_where(hook_kind: str) -> None:
-    port = _free_port()
+    port = free_port()  # nothing listens on it
     started = time.monotonic()
     err = _statistic(f"http://127.0.0.1:{port}", hook_kind)
     message = str(err)
