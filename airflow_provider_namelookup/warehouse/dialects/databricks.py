@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from datetime import datetime
+from functools import cached_property
 from typing import Any, ClassVar
 
 from airflow_provider_namelookup.warehouse.dialects.base import (
@@ -64,11 +65,12 @@ class DatabricksDialect(WarehouseDialect):
     errors = DriverErrors(lock_conflict_words=("concurrent", "conflicting commit"),
                           duplicate_key_words=("already exists", "table_or_view_already_exists"))
 
-    @property
+    @cached_property
     def placeholder(self) -> str:
         """``?``: databricks-sql-connector (3.0 on) binds parameters natively, a list at ``?`` markers,
         while ``DatabricksSqlHook`` keeps common-sql's ``%s`` (a syntax error on the server); ``%s``
-        where the connection asks for the connector's client-side ``use_inline_params``."""
+        where the connection asks for the connector's client-side ``use_inline_params`` (read once
+        per dialect, that is per run, as common-sql's own ``placeholder`` is read once per hook)."""
         params = dict(getattr(self.hook, "additional_params", None) or {})
         with contextlib.suppress(Exception):  # the hook's connection, when it has one
             params = {**self.hook.databricks_conn.extra_dejson, **params}
