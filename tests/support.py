@@ -108,8 +108,15 @@ class Warehouse:
 
         return sql_hook(self.conn_id) or BaseHook.get_connection(self.conn_id).get_hook()
 
+    @property
+    def dialect(self) -> Any:
+        """The provider's dialect of this warehouse: its bind marker and literals, as the engine writes them."""
+        from airflow_provider_namelookup.warehouse.dialects import dialect_for
+
+        return dialect_for(self.hook)
+
     def table_name(self, prefix: str = "customers") -> str:
-        name = f"{'analytics.' if self.kind == 'bigquery' else ''}{prefix}_{uuid.uuid4().hex[:8]}"
+        name = self.qualified(f"{prefix}_{uuid.uuid4().hex[:8]}")
         self.created += [name, f"{name}_gender", f"{name}_origin", f"{name}_out"]
         return name
 
@@ -120,12 +127,9 @@ class Warehouse:
     def set_name(self, table: str, key: int, name: Any) -> None:
         """``UPDATE table SET name = <name> WHERE customer_id = key`` (google's DB-API cannot type a NULL parameter)."""
         if self.kind == "bigquery":
-            from airflow_provider_namelookup.warehouse.dialects.bigquery import BigQueryDialect
-
-            self.hook.run(f"UPDATE {table} SET name = {BigQueryDialect(self.hook).literal(name)} "
-                          f"WHERE customer_id = {key}")
+            self.hook.run(f"UPDATE {table} SET name = {self.dialect.literal(name)} WHERE customer_id = {key}")
             return
-        self.hook.run(f"UPDATE {table} SET name = {self.hook.placeholder} WHERE customer_id = {key}",
+        self.hook.run(f"UPDATE {table} SET name = {self.dialect.placeholder} WHERE customer_id = {key}",
                       parameters=(name,))
 
     def create_customers(self, rows: list[tuple[Any, ...]], *, name: str | None = None,
@@ -145,14 +149,12 @@ class Warehouse:
 
     def insert(self, table: str, rows: list[tuple[Any, ...]]) -> None:
         if rows:
-            marks = "(" + ", ".join(["?" if self.kind == "databricks" else self.hook.placeholder] * len(rows[0])) + ")"
+            marks = "(" + self.dialect.marks(len(rows[0])) + ")"
             conn = self.hook.get_conn()
             try:
                 cur = conn.cursor()
                 if self.kind == "bigquery":  # one job; google's DB-API cannot type a NULL parameter
-                    from airflow_provider_namelookup.warehouse.dialects.bigquery import BigQueryDialect
-
-                    literal = BigQueryDialect(self.hook).literal
+                    literal = self.dialect.literal
                     values = ", ".join("(" + ", ".join(literal(v) for v in row) + ")" for row in rows)
                     cur.execute(f"INSERT INTO {table} VALUES {values}")
                 elif self.kind in ("snowflake", "databricks"):  # executemany runs row by row on both
