@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from benchmarks import table_postgres
 from benchmarks.service import BenchService
@@ -115,8 +116,9 @@ def trace(rows: int, latency_ms: tuple[float, float], *, rerun: bool, workdir: P
         suffix = uuid.uuid4().hex[:8]
         table, answers = f"bench_trace_{suffix}", f"bench_trace_answers_{suffix}"
         table_postgres.load_customers(table, rows, seed=2026)
-        os.environ.update({**service.connection_env(), **table_postgres.connection_env()})
+        connections = mock.patch.dict(os.environ, {**service.connection_env(), **table_postgres.connection_env()})
         try:
+            connections.start()
             from benchmarks.provider import enrich_customers
 
             for attempt in ("first run", "rerun")[: 2 if rerun else 1]:
@@ -134,6 +136,7 @@ def trace(rows: int, latency_ms: tuple[float, float], *, rerun: bool, workdir: P
                 for line in timeline.lines():
                     print(line)
         finally:
+            connections.stop()
             table_postgres.drop([table, f"{table}_gender", answers])
 
 

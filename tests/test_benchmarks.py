@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 from pathlib import Path
+from typing import Any
 
-from benchmarks import hook_throughput, latency, run, table_enrichment
+from benchmarks import hook_throughput, latency, run, table_enrichment, trace_first_run
 from benchmarks.figures import Section
 
 
@@ -122,3 +124,16 @@ def test_duckdb_table_benchmark_pays_each_distinct_query_once_and_counts_stateme
     first = section.data["first"][400]["value"]
     assert 0 < first["statements"] <= table_duckdb.STATEMENT_BUDGET
     assert section.data["second"][400]["value"]["statements"] < first["statements"]
+
+
+def test_the_trace_shows_a_first_run_and_its_rerun_step_by_step(tmp_path: Path, capsys: Any) -> None:
+    environment = dict(os.environ)
+    assert trace_first_run.main(["--rows", "300", "--latency-ms", "5", "10", "--rerun",
+                                 "--workdir", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    first, rerun = printed.split("== rerun:")
+    assert "== first run: 300 rows, latency 5-10 ms:" in first
+    assert "http  GET /v2/statistic" in first and "http  POST /v2/gender" in first
+    assert "sql   AnswersTable._claim" in first and "tls   httpx.create_ssl_context" in first
+    assert " 0 lookups" in rerun and "POST /v2/gender" not in rerun  # the rerun asks nothing
+    assert dict(os.environ) == environment  # the trace's connections are gone again
