@@ -14,15 +14,20 @@ Two ways to say where they are:
   optionally ``samples``, ``status`` and the grouping column.
 
 Names are checked identifiers (letters, digits, ``_``; ``schema.table`` for tables) quoted
-by the hook's dialect when needed; the ``where`` and ``sql`` are the DAG author's own SQL.
+by the hook's dialect when needed. ``where`` takes the provider's one checked path
+(:mod:`~airflow_provider_namelookup.warehouse.where_clause`: the source's own columns,
+literals, operators and a short list of pure functions); ``sql`` is the DAG author's own
+query, checked to be one query that only reads
+(:mod:`~airflow_provider_namelookup.warehouse.select_text`).
 
 Example::
 
     >>> spec = TableEvaluationSource(source_table="customers", key_column="customer_id",
     ...                              label_column="true_gender", group_column="country", where="country <> 'XX'")
-    >>> print(spec.select(quote=str))
+    >>> from airflow_provider_namelookup.warehouse.dialects.sqlite import SqliteDialect
+    >>> print(spec.select(SqliteDialect, quote=str))
     SELECT s.true_gender, t.gender, t.probability, t.samples, t.status, s.country
-    FROM (SELECT * FROM customers WHERE (country <> 'XX')) s
+    FROM (SELECT * FROM (SELECT * FROM customers) src WHERE "country" <> 'XX') s
     LEFT JOIN customers_gender t ON t.customer_id = s.customer_id
 """
 
@@ -32,8 +37,23 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_namelookup.warehouse.dialects import connect
+from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, first_line
+from airflow_provider_namelookup.warehouse.dialects import (
+    WarehouseDialect,
+    connect,
+    dialect_for,
+    engine_of,
+    warehouse_of,
+)
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
+from airflow_provider_namelookup.warehouse.select_text import checked_select
+from airflow_provider_namelookup.warehouse.where_clause import (
+    check_where_columns,
+    checked_where,
+    filtered,
+    sqlglot_dialect,
+    without_values,
+)
 
 FETCH_SIZE = 10_000
 STATUS_ERROR = "error"
@@ -79,14 +99,16 @@ class TableEvaluationSource:
             return "sql"
         return f"{self.source_table} LEFT JOIN {self.target}" + (f" WHERE {self.where}" if self.where else "")
 
-    def select(self, quote: Callable[[str], str]) -> str:
-        """The SELECT of the source-and-target way (``quote`` quotes one identifier, ``schema.name`` too)."""
+    def select(self, dialect: WarehouseDialect | type[WarehouseDialect], quote: Callable[[str], str]) -> str:
+        """The SELECT of the source-and-target way: the source filtered by the checked ``where``
+        (:func:`~airflow_provider_namelookup.warehouse.where_clause.filtered`, the provider's one
+        way of filtering), joined to the target. ``quote`` quotes one identifier, ``schema.name`` too."""
         assert self.source_table is not None and self.key_column is not None
         key, label = quote(self.key_column), quote(self.label_column)
         group = f", s.{quote(self.group_column)}" if self.group_column else ""
-        where = f" WHERE ({self.where})" if self.where else ""
+        source = filtered(f"SELECT * FROM {quote(self.source_table)}", checked_where(self.where, dialect))
         return (f"SELECT s.{label}, t.gender, t.probability, t.samples, t.status{group}\n"
-                f"FROM (SELECT * FROM {quote(self.source_table)}{where}) s\n"
+                f"FROM ({source}) s\n"
                 f"LEFT JOIN {quote(self.target)} t ON t.{key} = s.{key}")
 
     def rows(self, hook: Any) -> Generator[dict[str, Any], None, None]:
@@ -95,18 +117,32 @@ class TableEvaluationSource:
         if self.sql is not None:
             yield from self._rows_of_sql(hook)
             return
-        dialect = hook.dialect
-
-        def quote(name: str) -> str:
-            return ".".join(dialect.escape_word(part) for part in name.split("."))
-
-        for values in _fetch(hook, self.select(quote)):
-            label, gender, probability, samples, status, *group = values
-            yield _row(label, gender, probability, samples, status, group[0] if group else None)
+        dialect = dialect_for(hook)
+        if (checked := checked_where(self.where, dialect)) is not None:
+            assert self.source_table is not None
+            source = f"SELECT * FROM {dialect.quote(self.source_table)}"
+            check_where_columns(checked, _column_names(hook, dialect.no_rows("*", f"({source}) s")),
+                                f"source_table {self.source_table!r}")
+        try:
+            for values in _fetch(hook, self.select(dialect, dialect.quote)):
+                label, gender, probability, samples, status, *group = values
+                yield _row(label, gender, probability, samples, status, group[0] if group else None)
+        except Exception:
+            if checked is None:
+                raise
+            source = filtered(f"SELECT * FROM {dialect.quote(self.source_table or '')}", checked)
+            try:
+                _column_names(hook, f"SELECT COUNT(*) FROM ({source}) s")
+            except Exception as failed:
+                raise WarehouseInputError(f"where {self.where!r} fails on source_table {self.source_table!r}: "
+                                          f"{without_values(first_line(failed))}") from None
+            raise
 
     def _rows_of_sql(self, hook: Any) -> Iterator[dict[str, Any]]:
+        warehouse = warehouse_of(engine_of(hook))
+        sql = checked_select(self.sql, sqlglot_dialect(warehouse.dialect_class()) if warehouse else None)
         columns: list[str] = []
-        for values in _fetch(hook, self.sql or "", columns):
+        for values in _fetch(hook, sql, columns):
             named = dict(zip(columns, values, strict=True))
             yield _row(named.get("label"), named.get("gender"), named.get("probability"), named.get("samples"),
                        named.get("status"), named.get(self.group_column.lower()) if self.group_column else None)
@@ -116,6 +152,21 @@ def _row(label: Any, gender: Any, probability: Any, samples: Any, status: Any, g
     if status == STATUS_ERROR:
         gender = None
     return {"label": label, "gender": gender, "probability": probability, "samples": samples, "group": group}
+
+
+def _column_names(hook: Any, sql: str) -> list[str]:
+    """The column names of a query that reads no row."""
+    conn = connect(hook)
+    try:
+        cursor = conn.cursor()
+        try:
+            cursor.execute(sql)
+            cursor.fetchall()
+            return [str(d[0]) for d in cursor.description or ()]
+        finally:
+            cursor.close()
+    finally:
+        conn.close()
 
 
 def _fetch(hook: Any, sql: str, columns: list[str] | None = None) -> Iterator[tuple[Any, ...]]:

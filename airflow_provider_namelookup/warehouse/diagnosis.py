@@ -16,6 +16,8 @@ Example::
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -33,3 +35,13 @@ def connection_of(hook: Any) -> str:
     """`` on connection '<conn_id>'`` of a warehouse hook, or nothing when it has no connection id."""
     conn_id = getattr(hook, getattr(hook, "conn_name_attr", ""), None)
     return f" on connection {conn_id!r}" if conn_id else ""
+
+
+def nearest_names(name: str, candidates: Sequence[str], *, count: int = 3) -> list[str]:
+    """The names among ``candidates`` closest to a misspelled ``name`` (case aside), best first.
+
+    >>> nearest_names("frist_name", ["customer_id", "first_name", "last_name", "country"])
+    ['first_name', 'last_name']
+    """
+    by_lower = {candidate.lower(): candidate for candidate in candidates}
+    return [by_lower[match] for match in difflib.get_close_matches(name.lower(), list(by_lower), n=count, cutoff=0.6)]

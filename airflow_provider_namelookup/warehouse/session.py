@@ -184,6 +184,16 @@ class WarehouseSession:
             self.commit()
         return rows
 
+    def column_names(self, relation: str) -> list[str]:
+        """The names of a derived table's columns (``(SELECT ...)``), read by a query that reads no row."""
+        def work(cursor: Any) -> list[str]:
+            cursor.execute(self.dialect.no_rows("*", f"{relation} s"))
+            cursor.fetchall()
+            return [str(column[0]) for column in cursor.description or ()]
+        names = self._cursor_call(work)
+        self.commit()
+        return names
+
     def probe(self, sql: str) -> Exception | None:
         """Run a read that should succeed; the error it raised, or None (the failure is undone)."""
         try:

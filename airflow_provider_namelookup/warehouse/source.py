@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from airflow_provider_namelookup.engine.plan import QueryRules, build_query_object
@@ -29,8 +29,16 @@ from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError,
 from airflow_provider_namelookup.warehouse.dialects import Names, WarehouseDialect
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.schema import SOURCE_COUNTRY, SOURCE_NAME
+from airflow_provider_namelookup.warehouse.select_text import checked_select
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
-from airflow_provider_namelookup.warehouse.where_clause import checked_where
+from airflow_provider_namelookup.warehouse.where_clause import (
+    CheckedWhere,
+    check_where_columns,
+    checked_where,
+    filtered,
+    sqlglot_dialect,
+    without_values,
+)
 
 
 class ComparedTarget(Protocol):
@@ -50,7 +58,9 @@ class TableSource:
     :param key_column: unique, non-null key.
     :param name_column: the name (first name, full name or e-mail).
     :param country_column: optional per-row country hint.
-    :param where: optional SQL filter on the source's columns (the DAG author's SQL).
+    :param where: optional filter on the source's columns, checked by
+        :func:`~airflow_provider_namelookup.warehouse.where_clause.checked_where` (what runs is
+        :attr:`checked`).
     """
 
     dialect: WarehouseDialect
@@ -60,6 +70,7 @@ class TableSource:
     sql: str | None = None
     country_column: str | None = None
     where: str | None = None
+    checked: CheckedWhere | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         if (self.table is None) == (self.sql is None):
@@ -70,12 +81,19 @@ class TableSource:
         check_identifier(self.name_column, "name_column")
         if self.country_column:
             check_identifier(self.country_column, "country_column")
-        object.__setattr__(self, "sql", self.sql.strip().rstrip(";") if self.sql else None)
-        object.__setattr__(self, "where", checked_where(self.where, self.dialect))
+        if self.sql is not None:
+            object.__setattr__(self, "sql", checked_select(self.sql, sqlglot_dialect(self.dialect)))
+        object.__setattr__(self, "checked", checked_where(self.where, self.dialect))
+        object.__setattr__(self, "where", self.checked.written if self.checked else None)
 
     @property
     def label(self) -> str:
         return self.table or "(sql)"
+
+    @property
+    def described(self) -> str:
+        """The source as messages name it."""
+        return f"source_table {self.table!r}" if self.table else "the sql query"
 
     def relation(self, *, with_params: bool) -> str:
         """The filtered source as a derived table, so ``where`` never meets another table's columns.
@@ -84,11 +102,16 @@ class TableSource:
             ``%`` in the DAG author's SQL is then escaped for format-style drivers).
         """
         d = self.dialect
-        base = f"SELECT * FROM {d.quote(self.table)}" if self.table else d.user_sql(self.sql or "",
+        base = f"SELECT * FROM {d.quote(self.table)}" if self.table else d.user_sql(f"{self.sql}\n",
                                                                                      with_params=with_params)
-        if self.where:
-            base = f"SELECT * FROM ({base}) src WHERE {d.user_sql(self.where, with_params=with_params)}"
-        return f"({base})"
+        checked = self.checked and CheckedWhere(d.user_sql(self.checked.sql, with_params=with_params),
+                                                self.checked.columns, self.checked.written)
+        return f"({filtered(base, checked)})"
+
+    def unfiltered(self) -> str:
+        """The source before ``where``, as a derived table (its columns are what a filter may read)."""
+        d = self.dialect
+        return f"({f'SELECT * FROM {d.quote(self.table)}' if self.table else f'{self.sql}{chr(10)}'})"
 
     def names(self, *, with_params: bool) -> Names:
         q = self.dialect.quote
@@ -135,7 +158,11 @@ class TableQuestions:
         columns = ", ".join(f"s.{q(c)}" for c in (s.key_column, s.name_column, s.country_column) if c)
         self.session.conn  # noqa: B018 - a connection that fails fails as itself, not as a source mistake
         try:
+            if s.checked is not None:
+                check_where_columns(s.checked, self.session.column_names(s.unfiltered()), s.described)
             rows = self.session.fetchall(self.session.dialect.first_row(columns, s.relation(with_params=False)))
+        except WarehouseInputError:
+            raise
         except Exception as err:
             raise explain_source_error(self.session, s, err) from None
         if rows:
@@ -208,23 +235,28 @@ class TableQuestions:
 
 def explain_source_error(session: WarehouseSession, source: TableSource, err: BaseException) -> BaseException:
     """The named mistake behind ``err`` (a :class:`WarehouseInputError`), or ``err`` itself when
-    every part of the source reads fine (then the cause is elsewhere: the network, a lock)."""
+    every part of the source reads fine (then the cause is elsewhere: the network, a lock).
+
+    A ``where`` that fails while it runs (a cast of a value that is no number, say) is named
+    without the values the warehouse quoted: they may come from rows whoever chose the filter
+    may not read."""
     d = session.dialect
     where = connection_of(session.hook)
-    base = f"source_table {source.table!r}" if source.table else "the sql query"
-    whole = f"SELECT * FROM {d.quote(source.table)}" if source.table else source.sql or ""
-    failed = session.probe(d.no_rows("*", f"({whole}) s"))
+    base = source.described
+    failed = session.probe(d.no_rows("*", f"{source.unfiltered()} s"))
     if failed is not None:
         if source.table:
             return WarehouseInputError(f"{base} cannot be read{where} (does it exist?): {first_line(failed)}")
         return WarehouseInputError(f"sql does not run{where}: {first_line(failed)}; it was: {source.sql!r}")
     for parameter, column in (("key_column", source.key_column), ("name_column", source.name_column),
                               ("country_column", source.country_column)):
-        if column and (failed := session.probe(d.no_rows(f"s.{d.quote(column)}", f"({whole}) s"))) is not None:
+        if column and (failed := session.probe(d.no_rows(f"s.{d.quote(column)}", f"{source.unfiltered()} s"))):
             return WarehouseInputError(f"{parameter} {column!r} is not a column of {base}{where}: "
                                        f"{first_line(failed)}")
-    if source.where and (failed := session.probe(d.no_rows("*", source.relation(with_params=False) + " s"))):
-        return WarehouseInputError(f"where {source.where!r} does not run on {base}{where}: {first_line(failed)}")
+    counted = f"SELECT COUNT(*) FROM {source.relation(with_params=False)} s"
+    if source.checked is not None and (failed := session.probe(counted)):
+        return WarehouseInputError(f"where {source.where!r} fails on {base}{where}: "
+                                   f"{without_values(first_line(failed))}")
     return err
 
 

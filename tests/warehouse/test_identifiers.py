@@ -34,10 +34,13 @@ def test_a_table_run_refuses_a_name_ending_in_a_newline(parameter: str, sqlite_w
     args = {"sql_conn_id": sqlite_warehouse.conn_id, "source_table": table, "key_column": "customer_id",
             "name_column": "name", "target_table": f"{table}_out"}
     bad = args[parameter] + "\n"
-    if parameter.endswith("_table"):
-        args[parameter] = "{{ params.name }}"
-    else:
-        args[parameter] = bad
+    if not parameter.endswith("_table"):  # not templated: refused when the DAG is parsed
+        from airflow_provider_namelookup.operators import SqlGenderLookupOperator
+
+        with pytest.raises(ValueError, match=f"{parameter} must be a plain SQL identifier"):
+            SqlGenderLookupOperator(task_id="enrich", **{**args, parameter: bad})
+        return
+    args[parameter] = "{{ params.name }}"
     rendered = ", ".join(f"{k}={v!r}" for k, v in args.items())
     dag = write_dag(f"SqlGenderLookupOperator(task_id='enrich', params={{'name': {bad!r}}}, {rendered})")
     assert str(dag.run().state) == "failed"

@@ -3,26 +3,44 @@ by sqlglot in the warehouse's dialect, after templating, before anything runs or
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError
 from airflow_provider_namelookup.warehouse.dialects import WAREHOUSES
-from airflow_provider_namelookup.warehouse.where_clause import WhereRefused, checked_where
+from airflow_provider_namelookup.warehouse.where_clause import (
+    WhereRefused,
+    check_where_columns,
+    checked_where,
+    without_values,
+)
 
 EVERY_DIALECT = {w.name: w.dialect_class() for w in WAREHOUSES}
 
 FILTERS = ["customer_id % 2 = 0", "customer_id >= 10 AND customer_id < 20", "signup_date >= '2026-01-01'",
            "name LIKE 'A%' OR country IN ('DE', 'AT')", "lower(name) <> 'x' AND country IS NOT NULL",
            "NOT (customer_id BETWEEN 1 AND 5)", "note = 'a; -- not a comment /* nor this */'",
-           "COALESCE(country, 'DE') = 'DE'", "CASE WHEN customer_id > 5 THEN 1 ELSE 0 END = 1"]
+           "COALESCE(country, 'DE') = 'DE'", "CASE WHEN customer_id > 5 THEN 1 ELSE 0 END = 1",
+           "upper(trim(name)) = 'ANNA' AND length(name) > 2", "NULLIF(country, '') IS NULL",
+           "abs(customer_id - 5) < 3", "CAST(customer_id AS VARCHAR(10)) = '5'", "substring(name, 1, 1) = 'A'",
+           "EXTRACT(YEAR FROM signup_date) = 2026", "signup_date < CURRENT_DATE", "-customer_id < 0"]
 
 
 @pytest.mark.parametrize("dialect", EVERY_DIALECT)
 @pytest.mark.parametrize("where", FILTERS)
-def test_filters_pass_as_written(where: str, dialect: str) -> None:
-    assert checked_where(f"  {where}\n", EVERY_DIALECT[dialect]) == where
+def test_filters_pass_and_are_written_back_with_their_columns_quoted(where: str, dialect: str) -> None:
+    if where.startswith("EXTRACT") and dialect == "sqlite":  # SQLite has none: its where may call strftime
+        with pytest.raises(WhereRefused, match="EXTRACT is not one of them"):
+            checked_where(where, EVERY_DIALECT[dialect])
+        return
+    checked = checked_where(f"  {where}\n", EVERY_DIALECT[dialect])
+    assert checked is not None and checked.written == where
+    assert set(checked.columns) <= {"customer_id", "signup_date", "name", "country", "note"}
+    assert set(checked.columns) and all(column in where for column in checked.columns)
+    again = checked_where(checked.sql, EVERY_DIALECT[dialect])  # what runs keeps the rules too
+    assert again is not None and again.sql == checked.sql
 
 
 @pytest.mark.parametrize("blank", [None, "", "   \n"])
@@ -30,8 +48,19 @@ def test_no_where_is_none(blank: str | None) -> None:
     assert checked_where(blank, EVERY_DIALECT["sqlite"]) is None
 
 
-@pytest.mark.parametrize("dialect", EVERY_DIALECT)
-@pytest.mark.parametrize(("where", "rule"), [
+def test_what_runs_is_the_checked_tree_written_back_not_the_text() -> None:
+    """A column is quoted as the engine folds it (PostgreSQL: lower case; Snowflake: upper), so a
+    word the engine would read as a function (``current_user``) is read as the column it was
+    checked as; a string is written back as sqlglot read it."""
+    assert checked_where("Country = 'it''s' AND current_setting = 'x'", EVERY_DIALECT["postgresql"]).sql == (
+        "\"country\" = 'it''s' AND \"current_setting\" = 'x'")
+    assert checked_where("country = 'DE'", EVERY_DIALECT["snowflake"]).sql == "\"COUNTRY\" = 'DE'"
+    assert checked_where("x = $$a'b$$", EVERY_DIALECT["postgresql"]).sql == "\"x\" = 'a''b'"
+    assert checked_where("ifnull(country, 'DE') = 'DE'", EVERY_DIALECT["mysql"]).sql == (
+        "COALESCE(`country`, 'DE') = 'DE'")
+
+
+REFUSED_CONDITIONS = [
     ("id > 0) OR (1=1", "it does not parse as one"),  # the audit's: a closing parenthesis escaping
     ("id > 0) UNION SELECT customer_id, name, country FROM other WHERE (1=1", "it does not parse as one"),
     ("id > 0 ORDER BY 1", "it does not parse as one"),
@@ -49,7 +78,13 @@ def test_no_where_is_none(blank: str | None) -> None:
     ("EXISTS (SELECT 1 FROM other WHERE other.id = 1)", "no subquery"),
     ("(SELECT COUNT(*) FROM other) > 0", "no subquery"),
     ("customer_id > ?", "no bind parameters"),
-])
+    ("s.country = 'DE'", "name columns bare (country, not s.country)"),
+    ("other.secrets.s = 'x'", "name columns bare (s, not other.secrets.s)"),
+]
+
+
+@pytest.mark.parametrize("dialect", EVERY_DIALECT)
+@pytest.mark.parametrize(("where", "rule"), REFUSED_CONDITIONS)
 def test_anything_else_is_refused_naming_where_the_rule_and_the_text(where: str, rule: str, dialect: str) -> None:
     with pytest.raises(WhereRefused) as info:
         checked_where(where, EVERY_DIALECT[dialect])
@@ -57,6 +92,76 @@ def test_anything_else_is_refused_naming_where_the_rule_and_the_text(where: str,
     assert message.startswith("where must be one boolean expression over the source's columns: ")
     assert rule in message and message.endswith(f"; got {where!r}")
     assert isinstance(info.value, WarehouseInputError)  # failed at once, without the task's retries
+
+
+AUDIT_FUNCTIONS = [  # issue 32, F2: each reproduced on PostgreSQL through a table operator's where
+    ("CAST(query_to_xml('select s from secrets',true,true,'')::text AS int) = 1", "QUERY_TO_XML"),
+    ("table_to_xml('secrets', true, true, '')::text LIKE '%X%'", "TABLE_TO_XML"),
+    ("length(pg_read_file('/etc/hostname')) > 0", "PG_READ_FILE"),
+    ("lo_import('/etc/hostname') > 0", "LO_IMPORT"),
+    ("set_config('search_path', 'evil', false) IS NOT NULL", "SET_CONFIG"),
+    ("pg_sleep(0.2) IS NULL", "PG_SLEEP"),
+    ("pg_terminate_backend(1234)", "PG_TERMINATE_BACKEND"),
+    ("current_user = 'postgres'", "CURRENT_USER"),
+    ("version() LIKE 'PostgreSQL%'", "VERSION"),
+    ("regexp_replace(name, '(a+)+$', '') = ''", "REGEXP_REPLACE"),
+]
+
+
+@pytest.mark.parametrize(("where", "function"), AUDIT_FUNCTIONS)
+def test_a_function_off_the_list_is_refused_naming_it_and_the_list(where: str, function: str) -> None:
+    with pytest.raises(WhereRefused) as info:
+        checked_where(where, EVERY_DIALECT["postgresql"])
+    message = str(info.value)
+    assert message.startswith("where may call only these functions on postgresql: lower, upper, trim, length, ")
+    assert f"; {function} is not one of them" in message and message.endswith(f"; got {where!r}")
+
+
+@pytest.mark.parametrize(("dialect", "where", "function"), [
+    ("mysql", "load_file('/etc/passwd') IS NOT NULL", "LOAD_FILE"), ("mysql", "sleep(1) = 0", "SLEEP"),
+    ("mysql", "benchmark(1000000, md5('x')) = 0", "BENCHMARK"),
+    ("sqlite", "load_extension('x') IS NULL", "LOAD_EXTENSION"),
+    ("duckdb", "read_csv('/etc/passwd') IS NULL", "READ_CSV"), ("snowflake", "system$wait(1) IS NULL", "SYSTEM$WAIT"),
+    ("bigquery", "SESSION_USER() = 'x'", "SESSION_USER"),
+    ("databricks", "reflect('java.lang.Thread', 'sleep', 1) IS NULL", "REFLECT"),
+    ("postgresql", "strftime('%Y', signup) = '2026'", "STRFTIME"),  # SQLite's and DuckDB's only
+])
+def test_each_warehouse_refuses_its_own_dangerous_functions(dialect: str, where: str, function: str) -> None:
+    with pytest.raises(WhereRefused, match=f"; {re.escape(function)} is not one of them"):
+        checked_where(where, EVERY_DIALECT[dialect])
+
+
+@pytest.mark.parametrize(("dialect", "where"), [("sqlite", "strftime('%Y', signup) = '2026'"),
+                                                ("duckdb", "strftime(signup, '%Y') = '2026'"),
+                                                ("mysql", "year(signup) = 2026"), ("snowflake", "nvl(x, 1) = 1")])
+def test_a_dialect_may_add_its_own_pure_functions(dialect: str, where: str) -> None:
+    assert checked_where(where, EVERY_DIALECT[dialect]) is not None
+
+
+@pytest.mark.parametrize("cast", ["x::regclass IS NULL", "CAST(x AS xml) IS NULL", "CAST(x AS json) IS NULL",
+                                  "x::oid > 0"])
+def test_a_cast_to_anything_but_a_plain_type_is_refused(cast: str) -> None:
+    with pytest.raises(WhereRefused, match="a cast may only be to a plain type"):
+        checked_where(cast, EVERY_DIALECT["postgresql"])
+
+
+@pytest.mark.parametrize("depth", [21, 50, 3_000])
+def test_a_where_nested_too_deep_is_a_where_mistake_not_a_crash(depth: int) -> None:
+    """Issue 32, F10: 50 parentheses raised RecursionError, which named nothing and was retried."""
+    where = "(" * depth + "customer_id = 1" + ")" * depth
+    with pytest.raises(WhereRefused, match="it nests parentheses deeper than 20"):
+        checked_where(where, EVERY_DIALECT["postgresql"])
+    assert checked_where("(" * 20 + "customer_id = 1" + ")" * 20, EVERY_DIALECT["postgresql"]) is not None
+
+
+def test_a_where_too_long_is_refused_and_a_long_list_of_keys_is_not() -> None:
+    keys = ", ".join(str(key) for key in range(10_000))
+    assert checked_where(f"customer_id IN ({keys})", EVERY_DIALECT["postgresql"]) is not None
+    long_chain = " OR ".join(f"customer_id = {key}" for key in range(2_000))
+    assert checked_where(long_chain, EVERY_DIALECT["postgresql"]) is not None
+    with pytest.raises(WhereRefused, match="it is longer than 100,000 characters") as info:
+        checked_where("customer_id = 1 OR " * 10_000 + "true", EVERY_DIALECT["postgresql"])
+    assert len(str(info.value)) < 700  # the message shows the start of the text, not 190 KB of it
 
 
 @pytest.mark.parametrize(("dialect", "where"), [
@@ -72,12 +177,30 @@ def test_a_backslash_before_a_quote_is_refused(dialect: str, where: str) -> None
     warehouse (no engine name is decided outside the dialects)."""
     with pytest.raises(WhereRefused, match="no backslash before a quote"):
         checked_where(where, EVERY_DIALECT[dialect])
-    assert checked_where("note LIKE 'a\\_b'", EVERY_DIALECT[dialect]) == "note LIKE 'a\\_b'"  # no quote after it
+    assert checked_where("note LIKE 'a\\_b'", EVERY_DIALECT[dialect]) is not None  # no quote after it
 
 
 def test_a_where_that_is_not_text_is_refused() -> None:
     with pytest.raises(WhereRefused, match="it is a list, not SQL text"):
         checked_where(["id > 0"], EVERY_DIALECT["sqlite"])
+
+
+def test_a_column_the_source_lacks_is_named_with_the_nearest_ones() -> None:
+    dialect = EVERY_DIALECT["postgresql"]
+    available = ["customer_id", "first_name", "country", "signup_date"]
+    check_where_columns(checked_where("COUNTRY = 'DE' AND signup_date > '2026-01-01'", dialect), available,
+                        "source_table 'customers'")
+    with pytest.raises(WhereRefused) as info:
+        check_where_columns(checked_where("contry = 'DE'", dialect), available, "source_table 'customers'")
+    assert str(info.value) == ("where reads contry, which is not a column of source_table 'customers' "
+                               "(nearest: country); got \"contry = 'DE'\"")
+
+
+def test_a_warehouse_message_about_a_where_keeps_no_value_it_quoted() -> None:
+    assert without_values('invalid input syntax for type integer: "Anna Secret"') == (
+        'invalid input syntax for type integer: "…"')
+    assert without_values("Conversion Error: Could not convert string 'Anna' to INT32") == (
+        "Conversion Error: Could not convert string '…' to INT32")
 
 
 # Through Airflow: the check runs on the rendered where, so params and run conf are checked too ---------------

@@ -25,7 +25,7 @@ from typing import Any
 from airflow_provider_namelookup.warehouse.dialects.base import Names, WarehouseDialect
 
 __all__ = ["WAREHOUSES", "Names", "UnsupportedWarehouse", "Warehouse", "WarehouseDialect", "all_dialects",
-           "dialect_for", "install_hint"]
+           "dialect_for", "engine_of", "install_hint", "warehouse_of"]
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class UnsupportedWarehouse(ValueError):
     """The connection's warehouse has no dialect module."""
 
 
-def _engine_of(hook: Any) -> str:
+def engine_of(hook: Any) -> str:
     name = getattr(hook, "dialect_name", None)
     return str(name if name and name != "default" else getattr(hook, "conn_type", None) or name)
 
@@ -84,7 +84,7 @@ def dialect_for(hook: Any) -> WarehouseDialect:
 
     :raises UnsupportedWarehouse: naming the warehouses the table operators support.
     """
-    engine = _engine_of(hook)
+    engine = engine_of(hook)
     warehouse = warehouse_of(engine)
     if warehouse is None:
         supported = ", ".join(w.name for w in WAREHOUSES)
@@ -96,7 +96,7 @@ def dialect_for(hook: Any) -> WarehouseDialect:
 def connect(hook: Any) -> Any:
     """A DB-API connection of a common-sql hook, opened the way its warehouse's dialect opens one
     (BigQuery's is not the hook's ``get_conn()``); a hook of another warehouse: its ``get_conn()``."""
-    warehouse = warehouse_of(_engine_of(hook))
+    warehouse = warehouse_of(engine_of(hook))
     return warehouse.dialect_class().connect(hook) if warehouse else hook.get_conn()
 
 

@@ -44,6 +44,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, ClassVar
 
+from airflow_provider_namelookup.warehouse.dialects.where_functions import COMMON_WHERE_FUNCTIONS, WhereFunctions
 from airflow_provider_namelookup.warehouse.schema import SOURCE_COUNTRY, SOURCE_NAME, Column
 
 
@@ -230,6 +231,9 @@ class WarehouseDialect:
     """The engine's name in messages and in the README's table (its module's name)."""
     sqlglot_name: ClassVar[str | None] = None
     """sqlglot's name of the engine's SQL, when it is not :attr:`name` (a ``where`` is parsed in it)."""
+    where_functions: ClassVar[WhereFunctions] = COMMON_WHERE_FUNCTIONS
+    """The pure scalar functions a ``where`` may call on this engine: the name a user writes, and
+    the sqlglot expressions it parses to (:mod:`.where_functions`)."""
     sql_hook: ClassVar[tuple[str, str, str] | None] = None
     """(module, class, connection-id parameter) of the common-sql hook of the engine's connection
     type, where Airflow registers another kind of hook for it (None: the registered hook is one)."""

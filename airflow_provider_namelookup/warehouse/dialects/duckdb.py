@@ -32,6 +32,11 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, DriverErrors, OnConflictDialect
+from airflow_provider_namelookup.warehouse.dialects.where_functions import (
+    COMMON_WHERE_FUNCTIONS,
+    STRFTIME,
+    WhereFunctions,
+)
 
 _LOCKED_FILE = re.compile(r"could not set lock on file \"?(?P<file>[^\"]*)", re.IGNORECASE)
 _HOLDER = re.compile(r"\(PID (?P<pid>\d+)\)")
@@ -105,6 +110,10 @@ class _Cursor:
     def rowcount(self) -> int:
         return int(self.conn.duckdb.rowcount)
 
+    @property
+    def description(self) -> Any:
+        return self.conn.duckdb.description
+
     def close(self) -> None:
         """Nothing to release: the statement's result goes with the next one."""
 
@@ -127,6 +136,7 @@ def open_connection(hook: Any) -> _Connection:
 
 class DuckDBDialect(OnConflictDialect):
     name = "duckdb"
+    where_functions: ClassVar[WhereFunctions] = {**COMMON_WHERE_FUNCTIONS, **STRFTIME}
     credit_promise = ("one writing process per database file: a run whose file another process holds is refused "
                       "before it spends; in one process, of two claims of a query the second fails at commit and "
                       "is run again")

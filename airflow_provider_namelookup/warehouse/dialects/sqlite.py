@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, Names, OnConflictDialect, Tuning
+from airflow_provider_namelookup.warehouse.dialects.where_functions import STRFTIME, WhereFunctions, without
 from airflow_provider_namelookup.warehouse.schema import Column
 
 _BUSY_TIMEOUT_MS = 120_000
@@ -31,6 +32,7 @@ _BUSY_TIMEOUT_MS = 120_000
 
 class SqliteDialect(OnConflictDialect):
     name = "sqlite"
+    where_functions: ClassVar[WhereFunctions] = {**without("extract (date_part)", "year, month, day"), **STRFTIME}
     credit_promise = "one writer at a time per database file; claims conflict on the answers table's primary key"
     types: ClassVar[dict[str, str]] = {
         "text": "TEXT", "longtext": "TEXT", "float": "REAL", "int": "INTEGER", "bigint": "INTEGER",
