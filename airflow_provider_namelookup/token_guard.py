@@ -10,8 +10,10 @@ hook as it is goes through :func:`refuse_secret_in`.
 
 The rule (:func:`holds_secret`): a token of :data:`SECRET_MIN_LENGTH` characters or more is
 refused anywhere in a name, id or hint; a shorter one (a toy token such as ``dev``) only as
-the whole value, so that it never refuses a real name such as Sukhdev. Names are checked as
-given and once normalised (``" dev "`` is ``dev``).
+the whole value and as written, so that it never refuses a real name such as Sukhdev or Dev.
+A long token is found whatever its case (the service folds names: the token in lower case is
+the same query), and numbers are read by their digits (a numeric token as an ``int`` id). Names are checked as given and
+once normalised (``" dev "`` is ``dev``).
 
 What a log line or message may show of a value goes through :func:`shown_safely`: every
 secret, of any length, masked in the value (inside dicts, lists and nested values too) and in
@@ -23,6 +25,8 @@ Example::
     >>> token = "Zq8wJd3XkP0s9LmN2vB7yT4rHc6aE1uG"
     >>> holds_secret(f"Anna {token}", {token}), holds_secret("Sukhdev", {"dev"}), holds_secret("dev", {"dev"})
     (True, False, True)
+    >>> holds_secret(token.lower(), {token}), holds_secret(4921558812345678, {"4921558812345678"})
+    (True, True)
     >>> validate_query_without_secrets({"first_name": "Anna", "country": token}, secrets={token})
     Traceback (most recent call last):
     ...
@@ -66,9 +70,10 @@ _READ_WITHOUT_HINTS = frozenset((*NAME_KINDS, "id"))
 
 @lru_cache(maxsize=16)
 def _rule(secrets: frozenset[str]) -> tuple[frozenset[str], tuple[str, ...]]:
-    """The secrets refused as a whole value, and those refused anywhere inside one."""
+    """The secrets refused as a whole value, and those refused anywhere inside one (case folded:
+    such a value is compared whatever its case, since the service folds names)."""
     whole = frozenset(secret for secret in secrets if secret)
-    return whole, tuple(secret for secret in whole if len(secret) >= SECRET_MIN_LENGTH)
+    return whole, tuple(secret.casefold() for secret in whole if len(secret) >= SECRET_MIN_LENGTH)
 
 
 def _rule_of(secrets: Collection[str]) -> tuple[frozenset[str], tuple[str, ...]]:
@@ -77,15 +82,18 @@ def _rule_of(secrets: Collection[str]) -> tuple[frozenset[str], tuple[str, ...]]
 
 def _holds(value: Any, whole: frozenset[str], inside: tuple[str, ...]) -> bool:
     # The planner runs this for every field of every distinct row: no generator per value.
-    if value is None or isinstance(value, int | float):
+    if value is None or isinstance(value, bool):
         return False
-    # Other values are judged by their repr, which is what an error message would quote.
-    text = value if isinstance(value, str) else repr(value)
+    # A number is judged by its digits (a numeric token as an int id); other values by their
+    # repr, which is what an error message would quote.
+    text = value if isinstance(value, str) else str(value) if isinstance(value, int | float) else repr(value)
     if text in whole:
         return True
-    for secret in inside:  # noqa: SIM110 (a loop: any() would build a generator per value)
-        if secret in text:
-            return True
+    if inside:
+        folded = text.casefold()
+        for secret in inside:  # noqa: SIM110 (a loop: any() would build a generator per value)
+            if secret in folded:
+                return True
     return False
 
 

@@ -39,12 +39,24 @@ def _read(extra: Mapping[str, Any], setting: ClientSetting) -> Any:
         number = int(value) if integer else float(value)
     except (TypeError, ValueError):
         raise ValueError(f"connection extra {setting.name!r} must be {'an integer' if integer else 'a number'}, "
-                         f"got {value!r}") from None
+                         f"got {_described(value)}") from None
     if number < setting.minimum or (setting.maximum is not None and number > setting.maximum):
         bounds = f"at least {setting.minimum:g}" if setting.maximum is None else \
             f"from {setting.minimum:g} to {setting.maximum:g}"
-        raise ValueError(f"connection extra {setting.name!r} must be {bounds}, got {value!r}")
+        raise ValueError(f"connection extra {setting.name!r} must be {bounds}, got {number:g}")
     return number
+
+
+def _described(value: Any) -> str:
+    """What a wrong extra holds, without quoting text: a token pasted into the wrong field would
+    be shown wherever the message goes (a task log, the credits view).
+
+    >>> _described("Zq8wJd3XkP0s9LmN"), _described([1, 2])
+    ('a text of 16 characters', 'a list')
+    """
+    if isinstance(value, str):
+        return f"a text of {len(value)} characters"
+    return f"a {type(value).__name__}"
 
 
 def base_url_from(host: str | None, port: int | None = None, scheme: str | None = None) -> str:

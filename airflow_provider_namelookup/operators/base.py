@@ -35,6 +35,7 @@ from airflow_provider_namelookup.errors import (
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.hooks.settings import ClientSettings
 from airflow_provider_namelookup.models import NameKind
+from airflow_provider_namelookup.operators.token_masking import MasksTokenBeforeRendering
 from airflow_provider_namelookup.usage.recorder import RecordsUsage
 
 UNFIXABLE_BY_RETRY: tuple[type[Exception], ...] = (
@@ -65,7 +66,7 @@ def fail_without_retry_on_unfixable_errors(unfixable: tuple[type[Exception], ...
         raise AirflowFailException(f"{err} (no retry can fix this; the task fails without retrying)") from err
 
 
-class NameLookupOperatorBase(RecordsUsage, BaseOperator):
+class NameLookupOperatorBase(MasksTokenBeforeRendering, RecordsUsage, BaseOperator):
     """Base of the lookup operators; each execution leaves a usage record (:mod:`airflow_provider_namelookup.usage`).
 
     :param namelookup_conn_id: connection of type ``namelookup`` (token in its password).

@@ -17,6 +17,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import threading
@@ -30,6 +31,7 @@ from airflow_provider_namelookup.connection_form import CONN_TYPE
 from airflow_provider_namelookup.errors import NameLookupConnectionError, NameLookupError
 from airflow_provider_namelookup.hooks.namelookup import NameLookupHook
 from airflow_provider_namelookup.hooks.settings import ClientSettings
+from airflow_provider_namelookup.token_guard import mask_secrets
 from airflow_provider_namelookup.usage.report import ConnectionState
 
 NO_SUCH_CONNECTION = "no such Name Lookup connection"
@@ -74,6 +76,7 @@ def fetch_statistic(conn_id: str) -> ConnectionState:
     environment, secrets backends, metadata database)."""
     from airflow.models.connection import Connection
 
+    conn = None
     try:
         conn = Connection.get_connection_from_secrets(conn_id)
         if conn.conn_type != CONN_TYPE:
@@ -81,9 +84,21 @@ def fetch_statistic(conn_id: str) -> ConnectionState:
         settings = view_settings(conn)
         with NameLookupHook(conn_id, settings=settings) as hook:
             statistic = hook.get_statistic()
-    except Exception as err:  # shown in the view, next to the connection
-        return ConnectionState(conn_id, error=describe(err), account=conn_id)
+    except Exception as err:  # shown in the view, next to the connection, never with its token
+        return ConnectionState(conn_id, error=mask_secrets(describe(err), _secrets_of(conn), min_length=4),
+                               account=conn_id)
     return ConnectionState.from_statistic(conn_id, statistic, account_of(settings))
+
+
+def _secrets_of(conn: Any) -> set[str]:
+    """What a message about ``conn`` must not show: its password, and its extras' text values
+    (a token pasted into the wrong field)."""
+    if conn is None:
+        return set()
+    secrets = {conn.password} if conn.password else set()
+    with contextlib.suppress(Exception):
+        secrets.update(v for v in conn.extra_dejson.values() if isinstance(v, str) and len(v) >= 8)
+    return secrets
 
 
 class AccountStatistics:

@@ -33,11 +33,12 @@ from airflow_provider_namelookup.errors import (
     NameLookupError,
 )
 from airflow_provider_namelookup.hooks.namelookup import NameLookupHook
+from airflow_provider_namelookup.operators.token_masking import MasksTokenBeforeRendering
 from airflow_provider_namelookup.triggers.credits import NameLookupCreditsTrigger
 from airflow_provider_namelookup.usage.recorder import RecordsUsage, records_usage
 
 
-class NameLookupCreditsSensor(RecordsUsage, BaseSensorOperator):
+class NameLookupCreditsSensor(MasksTokenBeforeRendering, RecordsUsage, BaseSensorOperator):
     """Wait until ``remaining_credits >= min_credits`` (each poke is a free statistic call).
 
     Transient errors (network, 5xx, 429) during a poke are logged and the next poke
