@@ -37,8 +37,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import closing
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
+from airflow.providers.common.compat.sdk import AirflowNotFoundException, redact
 from airflow.providers.common.sql.operators.sql import BaseSQLOperator
 from airflow.sdk import BaseOperator, Context
 
@@ -48,10 +49,12 @@ from airflow_provider_namelookup.evaluation.evaluate import OnUnreadable
 from airflow_provider_namelookup.evaluation.report import render_html, summary_lines
 from airflow_provider_namelookup.evaluation.table import TableEvaluationSource
 from airflow_provider_namelookup.models import result_view
+from airflow_provider_namelookup.operators.base import fail_without_retry_on_unfixable_errors
 from airflow_provider_namelookup.operators.sql_hook import sql_hook
+from airflow_provider_namelookup.operators.token_masking import MasksTokenBeforeRendering
 
 
-class _GenderEvaluationBase(BaseOperator):
+class _GenderEvaluationBase(MasksTokenBeforeRendering, BaseOperator):
     """What both evaluation operators share: the evaluation's settings and the report.
 
     :param max_error_without_na: the bound on ``errorCodedWithoutNA`` the chosen threshold must meet.
@@ -64,9 +67,17 @@ class _GenderEvaluationBase(BaseOperator):
     :param on_unreadable: ``count`` (default): an unreadable row is counted and shown in the
         report; ``raise``: it fails the task, naming the row, the field and the rule.
     :param report_path: where the HTML report goes (templated): a local path or an object
-        storage URL (``s3://``, ``gs://``, ``file://``, ...); None for no report.
+        storage URL (``s3://``, ``gs://``, ``file://``, ...); None for no report. Without
+        ``report_base_dir`` it may not go up a folder (``..``) nor through a symbolic link; an
+        existing file is replaced only if it is a report this provider wrote
+        (:mod:`~airflow_provider_namelookup.evaluation.destination`).
+    :param report_base_dir: a folder (or URL prefix) every report must land inside, whatever
+        ``report_path`` renders to (not templated: a run's conf cannot move it).
     :param report_conn_id: the Airflow connection of the object store (templated).
     :param report_title: the report's heading (templated).
+    :param namelookup_conn_id: the service connection whose token the report, the log and the
+        XCom value show as ``***`` wherever a label, group or title holds it (with every other
+        secret Airflow knows in the task); no such connection: only those.
     """
 
     template_fields: Sequence[str] = ("report_path", "report_conn_id", "report_title")
@@ -78,14 +89,17 @@ class _GenderEvaluationBase(BaseOperator):
                  samples_thresholds: Sequence[int] | None = None, label_map: Mapping[Any, str] | None = None,
                  on_unreadable: OnUnreadable = "count", report_path: str | None = None,
                  report_conn_id: str | None = None, report_title: str = "Gender lookup accuracy",
+                 report_base_dir: str | None = None, namelookup_conn_id: str = "namelookup_default",
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.namelookup_conn_id = namelookup_conn_id
         self.settings: dict[str, Any] = {
             "max_error_without_na": max_error_without_na, "min_probability": min_probability,
             "min_samples": min_samples, "thresholds": thresholds, "samples_thresholds": samples_thresholds,
             "label_map": label_map, "on_unreadable": on_unreadable}
         evaluate([], **self.settings)  # bad settings fail when the DAG is parsed, not when it runs
         self.report_path = report_path
+        self.report_base_dir = report_base_dir
         self.report_conn_id = report_conn_id
         self.report_title = report_title
 
@@ -94,12 +108,15 @@ class _GenderEvaluationBase(BaseOperator):
         result = evaluate(rows, group_key=self.group_key if grouped else None, **self.settings)
         if grouped:
             result["settings"]["group_key"] = self.group_name
+        # Labels, groups and titles are shown as given, but never a secret the task knows.
+        result = cast("dict[str, Any]", redact(result))
+        title, source = str(redact(self.report_title)), str(redact(source))
         for line in summary_lines(result):
             self.log.info("%s", line)
         report = None
         if self.report_path:
-            report = write_text(self.report_path, render_html(result, title=self.report_title, source=source),
-                                conn_id=self.report_conn_id or None)
+            report = write_text(self.report_path, render_html(result, title=title, source=source),
+                                conn_id=self.report_conn_id or None, base=self.report_base_dir)
             self.log.info("Report: %s", report)
         result.pop("tuning")
         return {**result, "source": source, "report": report}
@@ -147,7 +164,8 @@ class SqlGenderEvaluationOperator(_GenderEvaluationBase, BaseSQLOperator):
         self.group_column = group_column
         self.where = where
         self.sql = sql
-        self.source_spec()  # a bad name or a missing key fails when the DAG is parsed
+        if not any("{{" in str(getattr(self, field)) for field in ("source_table", "target_table", "where", "sql")):
+            self.source_spec()  # a bad name or a missing key fails when the DAG is parsed (else once rendered)
 
     def source_spec(self) -> TableEvaluationSource:
         return TableEvaluationSource(source_table=self.source_table, key_column=self.key_column,
@@ -159,11 +177,14 @@ class SqlGenderEvaluationOperator(_GenderEvaluationBase, BaseSQLOperator):
         return self.group_column or self.group_key
 
     def execute(self, context: Context) -> dict[str, Any]:
-        spec = self.source_spec()
-        # closing(): an evaluation that stops early (on_unreadable="raise") closes the warehouse
-        # connection here, in the thread that opened it, not whenever the generator is collected.
-        with closing(spec.rows(self.get_db_hook())) as rows:
-            return self.evaluate_rows(rows, grouped=self.group_column is not None, source=spec.label)
+        # A name, a where or an sql that is wrong now is wrong at every retry: fail at once.
+        with fail_without_retry_on_unfixable_errors((ValueError, AirflowNotFoundException)):
+            spec = self.source_spec()
+            hook = self.get_db_hook()
+            # closing(): an evaluation that stops early (on_unreadable="raise") closes the warehouse
+            # connection here, in the thread that opened it, not whenever the generator is collected.
+            with closing(spec.rows(hook)) as rows:
+                return self.evaluate_rows(rows, grouped=self.group_column is not None, source=spec.label)
 
 
 class GenderEvaluationOperator(_GenderEvaluationBase):
@@ -209,7 +230,9 @@ class GenderEvaluationOperator(_GenderEvaluationBase):
                                  f"{len(answers)} answers")
         rows = (_answer_row(answer, label, None if groups is None else groups[i])
                 for i, (answer, label) in enumerate(zip(answers, labels, strict=True)))
-        return self.evaluate_rows(rows, grouped=groups is not None, source=f"{self.task_id}: {len(answers)} answers")
+        with fail_without_retry_on_unfixable_errors((ValueError,)):  # a report_path refused now is refused again
+            return self.evaluate_rows(rows, grouped=groups is not None,
+                                      source=f"{self.task_id}: {len(answers)} answers")
 
 
 def _as_list(value: Any, name: str) -> list[Any]:
