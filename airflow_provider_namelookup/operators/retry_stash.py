@@ -1,14 +1,19 @@
 """Where an XCom lookup keeps the answers it paid for until the task succeeds.
 
 A failed try saves its answers; the next try of the same task instance (same DAG, task,
-run and map index) loads them and pays only for the rest; success deletes them. The
-store is chosen by what the task's context offers:
+run and map index: a retry, or a run after a clear) loads them and pays only for the rest;
+success deletes them. A first try never reads them. The store is chosen by what the task's
+context offers:
 
-* ``context["task_state_store"]`` (Airflow 3.3 and later): the task instance's own state.
+* ``context["task_state_store"]`` (Airflow 3.3 and later): the task instance's own state,
+  which the execution API lets no other task read or write.
 * otherwise an Airflow Variable named after the task instance
   (``namelookup_answers__<dag>__<task>__<run>__<map index>``, hashed when too long). Variables
   live in the metadata database, so a retry on another worker of a distributed executor
-  finds them (a local file would not).
+  finds them (a local file would not); but any DAG may write any Variable, so the answers
+  are signed (HMAC-SHA256) with the service connection's token and with the Variable's own
+  name: answers planted by another DAG, or copied from another task instance's Variable, are
+  not reused (whoever holds the token could already spend its credits).
 
 Every operation is best effort: a store that cannot be read or written is logged, never
 a reason to fail the task.
@@ -24,6 +29,8 @@ Example::
 from __future__ import annotations
 
 import hashlib
+import hmac
+import json
 import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -122,30 +129,59 @@ def variable_key(dag_id: str, task_id: str, run_id: str, map_index: int) -> str:
     return f"{VARIABLE_PREFIX}{dag_id[:80]}__{task_id[:80]}__{digest}"
 
 
-class VariableStash(_BestEffort):
-    """Airflow < 3.3: an Airflow Variable keyed by the task instance, deleted on success."""
+def signature(key: str, answers: Any, secret: str) -> str:
+    """The HMAC-SHA256 of a Variable's answers, under ``secret`` (the service token) and its name.
 
-    def __init__(self, key: str, log: logging.Logger | Any) -> None:
+    >>> signature("k", {"h": {"gender": "female"}}, "token") == signature("k", {"h": {"gender": "female"}}, "token")
+    True
+    >>> signature("k", {}, "token") == signature("other", {}, "token")
+    False
+    """
+    body = json.dumps({"key": key, "answers": answers}, sort_keys=True, separators=(",", ":"), default=str)
+    return hmac.new(secret.encode(), body.encode(), hashlib.sha256).hexdigest()
+
+
+class VariableStash(_BestEffort):
+    """Airflow < 3.3: an Airflow Variable keyed by the task instance, signed with the service
+    token, deleted on success.
+
+    :param secret: the service connection's token (no token: nothing is kept).
+    """
+
+    def __init__(self, key: str, log: logging.Logger | Any, secret: str | None) -> None:
         super().__init__(log)
         self.key = key
+        self.secret = secret
         self.where = f"the Airflow Variable {key!r}"
 
-    def _get(self) -> Any:
+    def _raw(self) -> Any:
         from airflow.sdk import Variable
 
         return Variable.get(self.key, default=None, deserialize_json=True)
 
+    def _get(self) -> Any:
+        stored = self._raw()
+        if stored is None:
+            return None
+        if not self.secret or not isinstance(stored, Mapping) or not hmac.compare_digest(
+                str(stored.get("signature", "")), signature(self.key, stored.get("answers"), self.secret)):
+            self.log.warning("%s holds answers this task instance did not sign: they are not reused", self.where)
+            return None
+        return stored.get("answers")
+
     def _set(self, answers: dict[str, dict[str, Any]]) -> None:
         from airflow.sdk import Variable
 
-        Variable.set(self.key, answers, serialize_json=True,
-                     description="Name Lookup answers kept for the next try of a failed task; "
-                                 "deleted when it succeeds")
+        if not self.secret:
+            raise RuntimeError("the service connection has no token to sign them with")
+        Variable.set(self.key, {"answers": answers, "signature": signature(self.key, answers, self.secret)},
+                     serialize_json=True, description="Name Lookup answers kept for the next try of a failed task; "
+                                                      "deleted when it succeeds")
 
     def _delete(self) -> None:
         from airflow.sdk import Variable
 
-        if self._get() is not None:
+        if self._raw() is not None:
             Variable.delete(self.key)
 
 
@@ -162,17 +198,43 @@ class NoStash(_BestEffort):
         return None
 
 
-def retry_stash_for(context: Mapping[str, Any], log: logging.Logger | Any) -> RetryStash:
-    """The store this Airflow release offers the task: its state store, else a Variable."""
-    accessor = context.get("task_state_store")
-    if accessor is not None:
-        return TaskStateStash(accessor, log)
+class FirstTry(_BestEffort):
+    """A first try: it reads nothing (no earlier try can have kept anything), and saves to ``store``."""
+
+    def __init__(self, store: _BestEffort) -> None:
+        super().__init__(store.log)
+        self.store = store
+        self.where = store.where
+
+    def _get(self) -> Any:
+        return None
+
+    def _set(self, answers: dict[str, dict[str, Any]]) -> None:
+        self.store._set(answers)
+
+    def _delete(self) -> None:
+        self.store._delete()
+
+
+def retry_stash_for(context: Mapping[str, Any], log: logging.Logger | Any, secret: str | None = None) -> RetryStash:
+    """The store this Airflow release offers the task: its state store, else a Variable signed
+    with ``secret`` (the service token); read only from the second try on.
+
+    >>> retry_stash_for({}, logging.getLogger()).where
+    'nowhere'
+    """
     ti = context.get("ti") or context.get("task_instance")
-    if ti is not None and getattr(ti, "run_id", None):
+    accessor = context.get("task_state_store")
+    store: _BestEffort
+    if accessor is not None:
+        store = TaskStateStash(accessor, log)
+    elif ti is not None and getattr(ti, "run_id", None):
         map_index = getattr(ti, "map_index", -1)
-        return VariableStash(variable_key(ti.dag_id, ti.task_id, ti.run_id,
-                                                -1 if map_index is None else map_index), log)
-    return NoStash(log)
+        store = VariableStash(variable_key(ti.dag_id, ti.task_id, ti.run_id, -1 if map_index is None else map_index),
+                              log, secret)
+    else:
+        return NoStash(log)
+    return store if (getattr(ti, "try_number", None) or 1) > 1 else FirstTry(store)
 
 
 def tries_left(context: Mapping[str, Any]) -> bool:

@@ -68,12 +68,12 @@ class _XComLookupOperator(NameLookupOperatorBase):
 
     @records_usage
     def execute(self, context: Context) -> list[dict[str, Any]]:
-        stash = self._stash = retry_stash_for(context, self.log)
-        saved = stash.load()
-        items = as_item_list(self.queries)
-        if saved:
-            self.log.info("Reusing %d answers saved by an earlier try of this task (%s)", len(saved), stash.where)
         with fail_without_retry_on_unfixable_errors(self.unfixable_errors):
+            stash = self._stash = retry_stash_for(context, self.log, self.client_settings.token)
+            saved = stash.load()
+            items = as_item_list(self.queries)
+            if saved:
+                self.log.info("Reusing %d answers saved by an earlier try of this task (%s)", len(saved), stash.where)
             results = asyncio.run(self._lookup(items, saved, stash, context))
         if saved:
             stash.clear()

@@ -163,7 +163,7 @@ def test_without_a_task_state_store_answers_survive_the_retry_in_a_variable(writ
         def top_up(context):
             import httpx
             key = "namelookup_answers__" + context["dag"].dag_id + "__genders__" + context["run_id"] + "__-1"
-            assert len(Variable.get(key, deserialize_json=True)) == 100, "the first try's answers are kept"
+            assert len(Variable.get(key, deserialize_json=True)["answers"]) == 100, "the first try's answers are kept"
             httpx.post({emulator.url!r} + "/emulator/accounts/credits",
                        json={{"api_token": {namelookup.token!r}, "add": 1000}})
 
