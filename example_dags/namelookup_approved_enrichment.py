@@ -7,11 +7,17 @@ The enrichment of a ``customers`` table, gated by a person when it would cost mu
 2. ``review`` reads the account's remaining credits (one free statistic call) and a
    sample of the rows; a plan under ``auto_approve_below`` credits (a DAG param, 500 by
    default; a plan of 0 always) goes straight to ``auto_approved``, a larger one to ``approve``.
+   Whoever triggers a run may lower ``auto_approve_below`` in its conf (ask about smaller
+   spends too), never raise it above ``AUTO_APPROVE_CEILING`` (env
+   ``NAMELOOKUP_AUTO_APPROVE_CEILING``, 500 by default): the param's ``maximum`` refuses such a
+   run, and ``review`` holds to the ceiling whatever it is handed.
 3. ``approve`` is Airflow's human-in-the-loop ``ApprovalOperator`` (Airflow 3.1+): the
    Required Actions page shows the cost, the credits left and the sample. *Approve*
    starts the paying run; *Reject* skips it, and nothing is spent.
 4. ``enrich`` spends at most what was planned (``max_credits``): rows added since the plan
-   wait for the next run instead of raising the bill behind the approver's back.
+   wait for the next run instead of raising the bill behind the approver's back. The amount
+   binds the DAG run, not one try (``max_credits_scope="dag_run"``): a retry, or a clear and a
+   new run of ``enrich``, spends only what earlier tries left of it.
 
 Connections: ``namelookup_default`` (type ``namelookup``, the API token in *password*) and
 the warehouse ``namelookup_warehouse`` (``NAMELOOKUP_WAREHOUSE_CONN_ID`` to use another;
@@ -47,6 +53,7 @@ except (ImportError, AirflowOptionalProviderFeatureException) as missing:  # the
 WAREHOUSE = os.getenv("NAMELOOKUP_WAREHOUSE_CONN_ID", "namelookup_warehouse")
 CUSTOMERS = os.getenv("NAMELOOKUP_CUSTOMERS_TABLE", "customers")
 SAMPLE_ROWS = 10
+AUTO_APPROVE_CEILING = int(os.getenv("NAMELOOKUP_AUTO_APPROVE_CEILING", "500"))
 
 with DAG(
     dag_id="namelookup_approved_enrichment",
@@ -54,8 +61,10 @@ with DAG(
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
     max_active_runs=1,
-    params={"auto_approve_below": Param(500, type="integer", minimum=0,
-                                        description="Plans under this many credits run without asking.")},
+    params={"auto_approve_below": Param(AUTO_APPROVE_CEILING, type="integer", minimum=0,
+                                        maximum=AUTO_APPROVE_CEILING,
+                                        description="Plans under this many credits run without asking "
+                                                    f"(at most {AUTO_APPROVE_CEILING}).")},
     tags=["namelookup", "example"],
     doc_md=__doc__,
 ) as dag:
@@ -82,7 +91,7 @@ with DAG(
                  *(f"| {key} | {name} | {country or ''} |" for key, name, country in sample)]
         ti.xcom_push(key="body", value="\n".join(lines))
         ti.xcom_push(key="cost", value=cost)
-        limit = int(params["auto_approve_below"])
+        limit = min(int(params["auto_approve_below"]), AUTO_APPROVE_CEILING)
         return "auto_approved" if cost == 0 or cost < limit else "approve"
 
     approve = ApprovalOperator(
@@ -97,6 +106,7 @@ with DAG(
     enrich = SqlGenderLookupOperator(
         task_id="enrich",
         max_credits="{{ ti.xcom_pull(task_ids='plan')['credits_needed'] }}",
+        max_credits_scope="dag_run",
         on_insufficient_credits="partial",
         trigger_rule="none_failed_min_one_success",
         **source,

@@ -41,7 +41,7 @@ import asyncio
 import contextlib
 import gc
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +84,10 @@ class RunOptions:
     :param plan_only: count the need; spend, create and write nothing.
     :param progress_interval: seconds between progress lines.
     :param poll_seconds: how often a run waiting for another run's claims looks again.
+    :param spent_earlier: what earlier executions covered by the same ``max_credits`` spent (the
+        earlier tries of the task instance in its DAG run, when ``max_credits_scope`` is
+        ``dag_run``): ``max_credits`` bounds them and this run together. Read once, when the
+        budget is decided; None: ``max_credits`` is this run's alone.
     """
 
     max_credits: int | None = None
@@ -92,6 +96,7 @@ class RunOptions:
     plan_only: bool = False
     progress_interval: float = 15.0
     poll_seconds: float = 1.0
+    spent_earlier: Callable[[], Awaitable[int]] | None = None
 
 
 class LookupRun:
@@ -132,6 +137,7 @@ class LookupRun:
         self.invalid = InvalidValues(rules.secrets)
         self.remaining_credits: int | None = None
         self._remaining_asked: asyncio.Task[int] | None = None
+        self._spent_earlier: int | None = None
         self.looking_up = False
 
     @property
@@ -214,8 +220,19 @@ class LookupRun:
             with contextlib.suppress(asyncio.CancelledError, Exception):  # its error no longer matters
                 await asked
 
+    async def _max_credits(self) -> int | None:
+        """``max_credits`` less what the executions it also covers spent (read once per run)."""
+        limit, earlier = self.options.max_credits, self.options.spent_earlier
+        if limit is None or earlier is None:
+            return limit
+        if self._spent_earlier is None:
+            self._spent_earlier = await earlier()
+            self.log.info("max_credits=%d covers every try of this task in its DAG run: %d spent by earlier tries, "
+                          "%d left for this one", limit, self._spent_earlier, max(0, limit - self._spent_earlier))
+        return max(0, limit - self._spent_earlier)
+
     async def _decide(self, needed: int, *, mode: InsufficientCreditsMode | None = None) -> CreditBudget:
-        return await decide_budget(needed, max_credits=self.options.max_credits,
+        return await decide_budget(needed, max_credits=await self._max_credits(),
                                    mode=mode or self.options.on_insufficient_credits,
                                    remaining=self._remaining if self.options.check_remaining_credits else None)
 

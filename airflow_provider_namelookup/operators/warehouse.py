@@ -45,11 +45,14 @@ from airflow_provider_namelookup.operators.base import (
 )
 from airflow_provider_namelookup.operators.sql_hook import sql_hook
 from airflow_provider_namelookup.usage.recorder import records_usage
-from airflow_provider_namelookup.warehouse import DEFAULT_ANSWERS_TABLE, TableRunSpec, table_run
+from airflow_provider_namelookup.warehouse import DEFAULT_ANSWERS_TABLE, TableRunSpec, spender_of, table_run
 from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError
 from airflow_provider_namelookup.warehouse.dialects import UnsupportedWarehouse, install_hint
+from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from airflow_provider_namelookup.warehouse.source import TableSource
+
+MAX_CREDITS_SCOPES = ("try", "dag_run")
 
 
 def _conn_type(conn_id: str) -> str | None:
@@ -94,6 +97,10 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
     :param progress_interval: seconds between progress lines in the log.
     :param plan_only: only count what the run would need (``credits_needed`` in the summary);
         spend, create and write nothing. Handy before a :class:`NameLookupCreditsSensor`.
+    :param max_credits_scope: what ``max_credits`` bounds: ``try`` (default), each execution on its
+        own; ``dag_run``, every try and every clear of this task instance in its DAG run together
+        (what they spent is read from the answers they stored), so that an approved amount is
+        spent once however often the task runs (see the approval example DAG).
     """
 
     target_suffix: ClassVar[str]
@@ -109,7 +116,7 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
                  country_column: str | None = None, where: str | None = None, target_table: str | None = None,
                  answers_table: str | None = None, max_age: timedelta | float | None = None,
                  lease_seconds: float = 60.0, page_size: int = 10_000, progress_interval: float = 15.0,
-                 plan_only: bool = False, **kwargs: Any) -> None:
+                 plan_only: bool = False, max_credits_scope: str = "try", **kwargs: Any) -> None:
         if conn_id and sql_conn_id and conn_id != sql_conn_id:
             raise ValueError("give conn_id or sql_conn_id (its earlier name), not both")
         if not (conn_id or sql_conn_id):
@@ -119,6 +126,9 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
             raise ValueError("give exactly one of source_table and sql")
         if sql is not None and target_table is None:
             raise ValueError("target_table is required when the source is a sql query")
+        if max_credits_scope not in MAX_CREDITS_SCOPES:
+            raise ValueError(f"max_credits_scope must be one of {', '.join(MAX_CREDITS_SCOPES)}, "
+                             f"got {max_credits_scope!r}")
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         if lease_seconds <= 0:
@@ -127,6 +137,10 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
             max_age = timedelta(seconds=max_age)
         if max_age is not None and (not isinstance(max_age, timedelta) or max_age <= timedelta(0)):
             raise ValueError(f"max_age must be a positive timedelta or number of seconds, got {max_age!r}")
+        for argument, column in (("key_column", key_column), ("name_column", name_column),
+                                 ("country_column", country_column)):
+            if column is not None:
+                check_identifier(column, argument)  # not templated: a bad name fails when the DAG is parsed
         self.source_table = source_table
         self.sql = sql
         self.key_column = key_column
@@ -140,6 +154,7 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         self.page_size = page_size
         self.progress_interval = progress_interval
         self.plan_only = plan_only
+        self.max_credits_scope = max_credits_scope
 
     @property
     def sql_conn_id(self) -> str | None:
@@ -170,21 +185,27 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
     def target_name(self) -> str:
         return self.target_table or f"{self.source_table}_{self.target_suffix}"
 
-    def table_run_spec(self, session: WarehouseSession) -> TableRunSpec:
+    def table_run_spec(self, session: WarehouseSession, context: Context | None = None) -> TableRunSpec:
         source = TableSource(session.dialect, table=self.source_table, sql=self.sql, key_column=self.key_column,
                              name_column=self.name_column,
                              country_column=self.country_column if self.lookup.takes_hints else None,
                              where=self.where)
+        ti = (context or {}).get("ti")
+        spender = spender_of(ti.dag_id, ti.run_id, ti.task_id, ti.map_index if ti.map_index is not None else -1) \
+            if ti is not None and getattr(ti, "run_id", None) else ""
+        if self.max_credits_scope == "dag_run" and not spender:
+            raise ValueError("max_credits_scope='dag_run' needs a task instance (a DAG run) to count earlier tries of")
         return TableRunSpec(source=source, target=self.target_name,
                             answers=self.answers_table or default_answers_table(), rules=self.query_rules(),
-                            page_size=self.page_size, max_age=self.max_age, lease_seconds=self.lease_seconds)
+                            page_size=self.page_size, max_age=self.max_age, lease_seconds=self.lease_seconds,
+                            spender=spender, max_credits_covers_earlier_tries=self.max_credits_scope == "dag_run")
 
     @records_usage
     def execute(self, context: Context) -> dict[str, Any]:
         with fail_without_retry_on_unfixable_errors(self.unfixable_errors):
             session = WarehouseSession(self.warehouse_hook())
             try:
-                job = self.table_run_spec(session)
+                job = self.table_run_spec(session, context)
                 summary = asyncio.run(self._run(session, job))
             finally:
                 session.shutdown()

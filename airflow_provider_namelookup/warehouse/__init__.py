@@ -18,8 +18,9 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -27,13 +28,18 @@ from airflow_provider_namelookup.engine.ledger import QueryState
 from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.ports import LookupService
 from airflow_provider_namelookup.engine.run import LookupRun, RunOptions
-from airflow_provider_namelookup.warehouse.answers import CLAIM_CHUNK, DEFAULT_ANSWERS_TABLE, AnswersTable
+from airflow_provider_namelookup.warehouse.answers import (
+    CLAIM_CHUNK,
+    DEFAULT_ANSWERS_TABLE,
+    SPENDER_LENGTH,
+    AnswersTable,
+)
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from airflow_provider_namelookup.warehouse.source import TableQuestions, TableSource
 from airflow_provider_namelookup.warehouse.target import TargetTable
 from airflow_provider_namelookup.warehouse.valuemap import ValueMap
 
-__all__ = ["DEFAULT_ANSWERS_TABLE", "TableRunSpec", "TableSource", "WarehouseSession", "table_run"]
+__all__ = ["DEFAULT_ANSWERS_TABLE", "TableRunSpec", "TableSource", "WarehouseSession", "spender_of", "table_run"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,10 @@ class TableRunSpec:
     :param max_age: answers (and target rows) older than this are looked up again; None: never.
     :param lease_seconds: how long a claim holds without renewal (renewed every third of it).
     :param claim_chunk: questions claimed together.
+    :param spender: the paying task instance (its DAG, run, task and map index, hashed: see
+        :func:`spender_of`), written after this run's id in the answers it stores.
+    :param max_credits_covers_earlier_tries: ``max_credits`` bounds what every execution with this
+        ``spender`` stored, this one included (``max_credits_scope="dag_run"``).
     """
 
     source: TableSource
@@ -55,7 +65,19 @@ class TableRunSpec:
     max_age: timedelta | None = None
     lease_seconds: float = 60.0
     claim_chunk: int = CLAIM_CHUNK
+    spender: str = ""
+    max_credits_covers_earlier_tries: bool = False
 
+
+def spender_of(dag_id: str, run_id: str, task_id: str, map_index: int) -> str:
+    """The hex id of a task instance in its DAG run, the same for each of its tries and clears.
+
+    >>> spender_of("d", "manual__1", "enrich", -1) == spender_of("d", "manual__1", "enrich", -1)
+    True
+    >>> len(spender_of("d", "manual__1", "enrich", -1)), spender_of("d", "r", "t", 0) == spender_of("d", "r", "t", 1)
+    (24, False)
+    """
+    return hashlib.sha256(f"{dag_id}\0{run_id}\0{task_id}\0{map_index}".encode()).hexdigest()[:SPENDER_LENGTH]
 
 def table_run(session: WarehouseSession, job: TableRunSpec, service: LookupService, log: Any,
               options: RunOptions | None = None) -> LookupRun:
@@ -75,8 +97,11 @@ def table_run(session: WarehouseSession, job: TableRunSpec, service: LookupServi
     stale_answers = (now - job.max_age).timestamp() if job.max_age else None
     value_map = ValueMap(session, job.source.names(with_params=False), schema=job.answers.rpartition(".")[0] or None)
     answers = AnswersTable(session, job.answers, value_map, lookup=job.rules.lookup, paid_for=job.target,
-                           owner=uuid.uuid4().hex, lease_seconds=job.lease_seconds, stale_before=stale_answers,
+                           owner=uuid.uuid4().hex + job.spender, lease_seconds=job.lease_seconds,
+                           stale_before=stale_answers,
                            plan_only=options.plan_only, claim_chunk=job.claim_chunk)
+    if job.max_credits_covers_earlier_tries and job.spender:
+        options = replace(options, spent_earlier=answers.spent_earlier)
     target = TargetTable(session, job.target, job.source, value_map, answers.quoted, job.rules,
                          stamp=dialect.timestamp(now), stale_rows_before=stale_rows, log=log)
     questions = TableQuestions(session, job.source, job.rules, target, page_size=job.page_size,

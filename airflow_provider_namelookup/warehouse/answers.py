@@ -54,6 +54,9 @@ from airflow_provider_namelookup.warehouse.schema import (
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from airflow_provider_namelookup.warehouse.valuemap import ValueMap, load_entries
 
+SPENDER_LENGTH = 24
+"""Hex digits of the paying task instance's id at the end of an ``answered_by``."""
+_RUN_ID_LENGTH = 32
 DEFAULT_ANSWERS_TABLE = "namelookup_answers"
 CLAIM_CHUNK = 10_000
 """Questions claimed together: each claim is two statements, so a run of 40,000 new
@@ -76,7 +79,8 @@ class AnswersTable:
     :param value_map: the run's raw-value map (where claims read their hashes).
     :param lookup: the run's lookup (the result columns it stores).
     :param paid_for: the target table whose rows carry the prices this run pays.
-    :param owner: this run's id in ``claimed_by`` / ``answered_by``.
+    :param owner: this run's id in ``claimed_by`` / ``answered_by``: 32 hex digits of its own,
+        then the paying task instance's :data:`SPENDER_LENGTH` (see :meth:`spent_earlier`).
     :param lease_seconds: how long a claim holds without renewal.
     :param stale_before: with ``max_age``: answers older than this UNIX time are asked again.
     :param plan_only: read only; create nothing (no map: hashes are looked up by value).
@@ -115,6 +119,18 @@ class AnswersTable:
 
     async def db_write(self, fn: Any, *args: Any) -> Any:
         return await self.session.run_retrying(fn, *args)
+
+    async def spent_earlier(self) -> int:
+        """Credits the answers stored by earlier runs of this run's task instance cost: those whose
+        ``answered_by`` ends in the same spender as this run's owner (0 without a table)."""
+        spender = self.owner[_RUN_ID_LENGTH:]
+        if not spender or not self.exists:
+            return 0
+        d = self.session.dialect
+        mine = f"answered_by LIKE {d.literal('%' + spender)} AND answered_by <> {d.literal(self.owner)}"
+        rows = await self.db(self.session.fetchall,
+                             f"SELECT COALESCE(SUM(credits), 0) FROM {self.quoted} WHERE state = 'answered' AND {mine}")
+        return int(rows[0][0] or 0)
 
     # Table ----------------------------------------------------------------------------------------------
     async def prepare(self, *, create: bool) -> None:

@@ -139,3 +139,33 @@ def test_a_viewer_may_not_answer(customers: tuple[Any, str], namelookup: Any, ap
     assert viewer.answer is not None and viewer.answer.status_code == 403
     assert admin.answer is not None and admin.answer.status_code == 200
     assert handle.state("enrich") == "skipped" and namelookup.remaining() == 100
+
+
+def test_whoever_triggers_a_run_cannot_raise_the_auto_approval(customers: tuple[Any, str], namelookup: Any,
+                                                               airflow_db: Path, emulator: Any) -> None:
+    """Issue 32, F3: ``run_conf={"auto_approve_below": 10**9}`` skipped the approval and spent 600
+    credits. The param's maximum refuses such a run before any task starts."""
+    handle = load_dag(airflow_db / f"{DAG_ID}.py", DAG_ID)
+    before = emulator.stats()
+    with pytest.raises(Exception, match="auto_approve_below") as refused:
+        handle.run(run_conf={"auto_approve_below": 10**9})
+    assert "500" in str(refused.value)  # the ceiling it is held to
+    after = emulator.stats()
+    assert (after["queries_processed"], after["credits_charged"]) == (before["queries_processed"],
+                                                                      before["credits_charged"])
+    assert namelookup.remaining() == 100
+
+
+def test_the_review_holds_to_the_ceiling_whatever_it_is_handed(customers: tuple[Any, str], namelookup: Any,
+                                                               airflow_db: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               ) -> None:
+    """Were the param's schema bypassed (an Airflow whose conf skips validation), ``review`` still
+    asks a person for a plan at or above the ceiling."""
+    from airflow.sdk import Param
+
+    monkeypatch.setenv("NAMELOOKUP_AUTO_APPROVE_CEILING", "3")
+    handle = load_dag(airflow_db / f"{DAG_ID}.py", DAG_ID)  # the ceiling is read when the DAG is parsed
+    handle.dag.params["auto_approve_below"] = Param(10**9, type="integer")  # no maximum any more
+    handle.run(mark_success_pattern="^(approve|enrich)$")
+    assert handle.state("auto_approved") == "skipped"  # 5 credits, ceiling 3: a person is asked
+    assert namelookup.remaining() == 100
