@@ -126,6 +126,8 @@ def open_connection(hook: Any) -> _Connection:
 
 
 class DuckDBDialect(OnConflictDialect):
+    """The spellings of DuckDB: what differs from the base is in this module's docstring."""
+
     name = "duckdb"
     credit_promise = ("one writing process per database file: a run whose file another process holds is refused "
                       "before it spends; in one process, of two claims of a query the second fails at commit and "

@@ -30,6 +30,8 @@ _BUSY_TIMEOUT_MS = 120_000
 
 
 class SqliteDialect(OnConflictDialect):
+    """The spellings of SQLite: what differs from the base is in this module's docstring."""
+
     name = "sqlite"
     credit_promise = "one writer at a time per database file; claims conflict on the answers table's primary key"
     types: ClassVar[dict[str, str]] = {
