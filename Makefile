@@ -90,10 +90,12 @@ spark: $(STAMP)
 	@test -f $(SPARK_CACHE)/iceberg-shaded-jackson-2.18.8.jar || $(BIN)/python -m tests.warehouse.spark_jars $(SPARK_CACHE)
 
 # The documentation site's screenshots of the credits view (light and dark) and of the accuracy report,
-# taken by their browser tests into docs/images/.
+# taken by their browser tests into docs/images/; and of the site itself (its landing page, a how-to and
+# the API reference) into docs/screenshots/, which the site does not show.
 screenshots: $(STAMP) browser
-	NAMELOOKUP_SCREENSHOTS=$(CURDIR)/docs/images $(BIN)/python -m pytest -q tests/plugins/test_credits_page.py \
-		tests/evaluation/test_report_page.py
+	NAMELOOKUP_SCREENSHOTS=$(CURDIR)/docs/images NAMELOOKUP_DOCS_SCREENSHOTS=$(CURDIR)/docs/screenshots \
+		$(BIN)/python -m pytest -q tests/plugins/test_credits_page.py tests/evaluation/test_report_page.py \
+		tests/docs/test_browser.py
 
 # The documentation site: docs/ built by Sphinx into docs/_build/html (open docs/_build/html/index.html),
 # offline (no intersphinx, no CDN), with every warning an error. tests/docs/ builds it too and checks it.

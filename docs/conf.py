@@ -43,12 +43,14 @@ myst_heading_anchors = 4
 # autodoc: the docstrings as written (reST with :param: lines), members in source order.
 autodoc_default_options = {"members": True, "show-inheritance": True, "member-order": "bysource"}
 autodoc_typehints = "signature"
-autodoc_class_signature = "separated"
-autodoc_preserve_defaults = True
+# Short names in the API pages and their contents (each page's headings already name the module).
+add_module_names = False
+toc_object_entries_show_parents = "hide"
 
 html_theme = "furo"
 html_title = f"Name Lookup provider {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["namelookup.css"]
 html_show_sourcelink = False
 html_copy_source = False
 html_last_updated_fmt = None

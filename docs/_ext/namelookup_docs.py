@@ -9,14 +9,16 @@
     The arguments of an operator or sensor as a table: type and default from its ``__init__``
     signatures, *templated* from ``template_fields``, the description from the ``:param:`` lines
     of the docstrings along its bases. The directive's content lists every argument, in the
-    order shown, each with what it costs in credits (``name: cost``, or ``name:`` for nothing).
+    order shown, each with what it costs in credits (``name: cost``, or ``name:`` for nothing, shown
+    as a dash).
     An argument of the code missing from the list, one listed that the code lacks, or one
     without a ``:param:`` line fails the build.
 
 ``api-modules``
     (reStructuredText pages) a section per module of a package, with ``automodule``:
     ``.. api-modules:: airflow_provider_namelookup.hooks``; ``:recursive:`` takes
-    sub-packages too, ``:exclude:`` leaves modules out (documented on another page).
+    sub-packages too, ``:exclude:`` leaves modules out (documented on another page), ``:first:``
+    puts the modules a reader comes for before the others.
 """
 
 from __future__ import annotations
@@ -69,9 +71,12 @@ def _param_docs(doc: str) -> dict[str, str]:
 
 
 def _markdown(rst: str) -> str:
-    """A docstring's inline reST as MyST Markdown: roles become ``{role}`...```; pipes escaped for a table."""
-    text = re.sub(r":(\w+(?::\w+)?):`", r"{\1}`", rst)
-    return text.replace("|", r"\|")
+    """A docstring's inline reST as MyST Markdown: roles become ``{role}`...```."""
+    return re.sub(r":(\w+(?::\w+)?):`", r"{\1}`", rst)
+
+
+COLUMNS = [("argument", 23), ("templated", 15), ("credits", 24), ("what it does", 38)]
+"""The argument table's columns and their widths (per cent)."""
 
 
 class ArgumentTable(SphinxDirective):
@@ -112,18 +117,40 @@ class ArgumentTable(SphinxDirective):
         if problems:
             raise self.error("argument-table: " + "; ".join(problems))
         templated = set(getattr(cls, "template_fields", ()))
-        rows = ["| argument | type | default | templated | credits | what it does |",
-                "|---|---|---|---|---|---|"]
+        table = nodes.table(classes=["argument-table", "colwidths-given"])
+        group = nodes.tgroup(cols=len(COLUMNS))
+        table += group
+        group += [nodes.colspec(colwidth=width) for _, width in COLUMNS]
+        head = nodes.thead()
+        head += self._row([nodes.paragraph(text=title) for title, _ in COLUMNS])
+        body = nodes.tbody()
         for name, cost in listed.items():
             param = signature[name]
-            kind = "" if param.annotation is param.empty else f"`{param.annotation}`".replace("|", r"\|")
-            default = "required" if param.default is param.empty else f"`{param.default!r}`"
-            rows.append(f"| `{name}` | {kind} | {default} | {'yes' if name in templated else 'no'} | "
-                        f"{_markdown(cost) or '-'} | {_markdown(docs[name])} |")
-        container = nodes.container(classes=["argument-table"])
-        self.state.nested_parse(StringList(rows, source=self.get_source_info()[0]), self.content_offset,
-                                container)
-        return [container]
+            lines = nodes.line_block()
+            lines += nodes.line("", "", nodes.strong("", "", nodes.literal(text=name)))
+            if param.annotation is not param.empty:
+                lines += nodes.line("", "", nodes.literal(text=str(param.annotation)))
+            lines += nodes.line("", "required" if param.default is param.empty else "default ",
+                                *([] if param.default is param.empty else [nodes.literal(text=repr(param.default))]))
+            body += self._row([lines, nodes.paragraph(text="yes" if name in templated else "no"),
+                               *self._markdown_cell(cost or "—"), *self._markdown_cell(docs[name])])
+        group += [head, body]
+        return [table]
+
+    def _row(self, cells: list[nodes.Node]) -> nodes.row:
+        row = nodes.row()
+        for cell in cells:
+            entry = nodes.entry()
+            entry += cell
+            row += entry
+        return row
+
+    def _markdown_cell(self, text: str) -> list[nodes.Node]:
+        """``text`` (a docstring's inline reST, or MyST) parsed as the page's Markdown: one paragraph."""
+        holder = nodes.container()
+        self.state.nested_parse(StringList([_markdown(text)], source=self.get_source_info()[0]),
+                                self.content_offset, holder)
+        return [nodes.container("", *holder.children)]
 
 
 def _modules(package: str, recursive: bool) -> list[str]:
@@ -143,16 +170,23 @@ class ApiModules(SphinxDirective):
     """A section per module of a package, documented by ``automodule`` (reStructuredText pages)."""
 
     required_arguments = 1
-    option_spec: ClassVar[dict[str, Any]] = {"recursive": directives.flag, "exclude": directives.unchanged}
+    option_spec: ClassVar[dict[str, Any]] = {"recursive": directives.flag, "exclude": directives.unchanged,
+                                             "first": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
         exclude = set((self.options.get("exclude") or "").split())
+        first = (self.options.get("first") or "").split()
+        found = _modules(self.arguments[0], "recursive" in self.options)
+        if set(first) - set(found):
+            raise self.error(f"api-modules: :first: names modules that are not there: {set(first) - set(found)}")
         lines: list[str] = []
-        for name in _modules(self.arguments[0], "recursive" in self.options):
+        for name in [*first, *(m for m in found if m not in first)]:
             if name in exclude:
                 continue
+            title = name.removeprefix(f"{PACKAGE}.")  # short enough for a heading; the target keeps the full name
             # ignore-module-all: a package's re-exports are documented in their own modules, once
-            lines += [f"``{name}``", "-" * (len(name) + 4), "", f".. automodule:: {name}", "   :ignore-module-all:", ""]
+            lines += [f"``{title}``", "-" * (len(title) + 4), "",
+                      f".. automodule:: {name}", "   :ignore-module-all:", ""]
         node = nodes.section()
         node.document = self.state.document
         nested_parse_with_titles(self.state, StringList(lines, source=self.get_source_info()[0]), node)
