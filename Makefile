@@ -11,7 +11,7 @@ EMULATOR_DIR := namelookup-emulator
 EMULATOR_PYPROJECT := $(EMULATOR_DIR)/pyproject.toml
 
 .PHONY: install test test-compat lint unit demo bench emulator scale-test clean wheel-smoke browser screenshots \
-	bigquery-emulator spark
+	bigquery-emulator spark docs
 # Cached outside the tree so that CI's fresh clones reuse them (rebuilt when a pyproject.toml changes).
 BQEMULATOR_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/bqemulator-venv
 SMOKE_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/wheel-smoke-venv
@@ -89,13 +89,21 @@ spark: $(STAMP)
 		apt-get install -y -q --no-install-recommends libjarjar-java; }
 	@test -f $(SPARK_CACHE)/iceberg-shaded-jackson-2.18.8.jar || $(BIN)/python -m tests.warehouse.spark_jars $(SPARK_CACHE)
 
-# The README's screenshots of the credits view (light and dark) and of the accuracy report, taken by
-# their browser tests into docs/.
+# The documentation site's screenshots of the credits view (light and dark) and of the accuracy report,
+# taken by their browser tests into docs/images/; and of the site itself (its landing page, a how-to and
+# the API reference) into docs/screenshots/, which the site does not show.
 screenshots: $(STAMP) browser
-	NAMELOOKUP_SCREENSHOTS=$(CURDIR)/docs $(BIN)/python -m pytest -q tests/plugins/test_credits_page.py \
-		tests/evaluation/test_report_page.py
+	NAMELOOKUP_SCREENSHOTS=$(CURDIR)/docs/images NAMELOOKUP_DOCS_SCREENSHOTS=$(CURDIR)/docs/screenshots \
+		$(BIN)/python -m pytest -q tests/plugins/test_credits_page.py tests/evaluation/test_report_page.py \
+		tests/docs/test_browser.py
 
-# The version matrix (README "Supported versions"): the smoke subset (pytest -m compat) on Airflow 3.1
+# The documentation site: docs/ built by Sphinx into docs/_build/html (open docs/_build/html/index.html),
+# offline (no intersphinx, no CDN), with every warning an error. tests/docs/ builds it too and checks it.
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -b html -W --keep-going -q -d docs/_build/doctrees docs docs/_build/html
+	@echo "make docs: docs/_build/html/index.html"
+
+# The version matrix (docs/installation.md "Supported versions"): the smoke subset (pytest -m compat) on Airflow 3.1
 # and 3.2 with Python 3.11 and on Airflow 3.3 with Python 3.12 and 3.13, in venvs built from compat/*.txt
 # and cached in ~/.cache/airflow-provider-namelookup/compat (the provider is installed from this tree).
 test-compat:
@@ -146,4 +154,4 @@ wheel-smoke: $(STAMP)
 	cd /tmp && $(EMULATOR_SMOKE_VENV)/bin/python $(CURDIR)/packaging/wheel_smoke.py emulator $(CURDIR)
 
 clean:
-	rm -rf $(VENV) dist build $(EMULATOR_DIR)/build .airflow .demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) dist build docs/_build $(EMULATOR_DIR)/build .airflow .demo .pytest_cache .mypy_cache .ruff_cache

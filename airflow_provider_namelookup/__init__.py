@@ -21,7 +21,8 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0"
 
 MIN_AIRFLOW_RELEASE = "3.1"
-"""The oldest Airflow minor release supported (pyproject.toml's floor and the README say the same)."""
+"""The oldest Airflow minor release supported (pyproject.toml's floor, the README and the
+installation page say the same)."""
 
 
 def get_provider_info() -> dict[str, Any]:
@@ -62,6 +63,14 @@ def get_provider_info() -> dict[str, Any]:
             {
                 "integration-name": integration,
                 "external-doc-url": "https://gender-api.com/en/api-docs/v2",
+                # One how-to page of the docs site per operator family and the sensor, as Apache's providers
+                # name theirs (paths from the repository's root; make docs builds them).
+                "how-to-guide": [
+                    "/docs/operators/warehouse.md",
+                    "/docs/operators/xcom.md",
+                    "/docs/operators/evaluation.md",
+                    "/docs/sensors/credits.md",
+                ],
                 "tags": ["service"],
             }
         ],

@@ -131,6 +131,7 @@ class RetryPolicy:
 
 
 def decode_json(response: RawResponse) -> Any:
+    """The JSON body of ``response``; a body that is not JSON is a :class:`NameLookupServerError`."""
     try:
         return json.loads(response.content)
     except (ValueError, UnicodeDecodeError):
@@ -207,6 +208,7 @@ def sendable(query: Query) -> Query:
 
 
 def single_gender_call(query: Query, policy: RetryPolicy, counters: CallCounters) -> Steps:
+    """One gender lookup of ``query`` (``POST /v2/gender``); its answer object."""
     answer = yield from exchange(ApiRequest("POST", GENDER_PATH, query.to_payload(), queries=1),
                                  policy, counters)
     if isinstance(answer, list) and len(answer) == 1:
@@ -226,6 +228,7 @@ def origin_call(payload: Mapping[str, Any], policy: RetryPolicy, counters: CallC
 
 
 def statistic_call(policy: RetryPolicy, counters: CallCounters) -> Steps:
+    """The account's statistic (``GET /v2/statistic``, free): remaining credits and usage."""
     answer = yield from exchange(ApiRequest("GET", STATISTIC_PATH), policy, counters)
     if not isinstance(answer, dict):
         raise NameLookupServerError("invalid-answer", "the statistic answered something else than an object")
@@ -234,6 +237,7 @@ def statistic_call(policy: RetryPolicy, counters: CallCounters) -> Steps:
 
 def signup_call(email: str, accept_terms: bool, newsletter: bool | None, locale: str | None,
                 policy: RetryPolicy, counters: CallCounters) -> Steps:
+    """A sign-up (``POST /v2/sign-up``, no token), validated first; the new account's answer."""
     payload = validate_signup(email, accept_terms, newsletter, locale)
     answer = yield from exchange(ApiRequest("POST", SIGNUP_PATH, payload, auth=False), policy, counters)
     if not isinstance(answer, dict):

@@ -119,7 +119,7 @@ class ClientSetting:
     """One tunable of the client, read from a connection extra of the same name.
 
     The connection form (:mod:`~airflow_provider_namelookup.connection_form`), the settings
-    (:mod:`~airflow_provider_namelookup.hooks.settings`) and the README read these, so a
+    (:mod:`~airflow_provider_namelookup.hooks.settings`) and the connection page of the docs read these, so a
     default or a limit is stated once.
 
     :param kind: ``number`` (may have a fraction) or ``integer``.

@@ -101,10 +101,12 @@ def count(stat: str, value: int = 1, **tags: str) -> None:
 
 
 def gauge(stat: str, value: float, **tags: str) -> None:
+    """Set a gauge to ``value``."""
     _emit("gauge", stat, value, tags=tags)
 
 
 def timing(stat: str, seconds: float, **tags: str) -> None:
+    """Send a duration of ``seconds`` to a timer (Airflow's ``Stats`` takes it as a ``timedelta``)."""
     _emit("timing", stat, timedelta(seconds=seconds), tags=tags)
 
 

@@ -48,6 +48,7 @@ with DAG(
     source = {"conn_id": WAREHOUSE, "source_table": CUSTOMERS, "key_column": "customer_id",
               "name_column": "first_name"}
 
+    # [START howto_sensor_namelookup_credits_after_plan]
     plan_gender = SqlGenderLookupOperator(task_id="plan_gender", country_column="country", plan_only=True,
                                           **source)
     plan_origin = SqlCountryOfOriginOperator(task_id="plan_origin", plan_only=True, **source)
@@ -60,6 +61,7 @@ with DAG(
         poke_interval=15 * 60,
         timeout=12 * 3600,
     )
+    # [END howto_sensor_namelookup_credits_after_plan]
 
     enrich_gender = SqlGenderLookupOperator(
         task_id="enrich_gender",

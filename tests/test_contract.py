@@ -1,4 +1,4 @@
-"""The client's defaults and limits are stated once: the form, the settings and the README agree."""
+"""The client's defaults and limits are stated once: the form, the settings and the connection page agree."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from airflow_provider_namelookup.connection_form import conn_fields
 from airflow_provider_namelookup.contract import CLIENT_DEFAULTS, CLIENT_SETTINGS
 from airflow_provider_namelookup.hooks.settings import ClientSettings
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+CONNECTION_PAGE = (Path(__file__).resolve().parents[1] / "docs" / "connections" / "namelookup.md").read_text()
 
 
 def test_the_settings_default_to_the_contract() -> None:
@@ -40,9 +40,9 @@ def test_the_form_and_the_settings_share_each_limit(setting: object) -> None:
         assert schema.get("maximum") == setting.maximum
 
 
-def test_the_readme_states_every_extra_with_its_default() -> None:
-    extras = re.search(r"\| extras \| (.+) \|", README)
-    assert extras, "the README's connection table lists the extras"
+def test_the_connection_page_states_every_extra_with_its_default() -> None:
+    extras = re.search(r"\| extras \| (.+) \|", CONNECTION_PAGE)
+    assert extras, "the connection page's table of fields lists the extras"
     for setting in CLIENT_SETTINGS:
         default = f"{setting.default:g}" if setting.kind == "number" else str(int(setting.default))
         assert re.search(rf"`{setting.name}` \([^)]*default \**{re.escape(default)}\**", extras.group(1)), setting.name

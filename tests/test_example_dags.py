@@ -22,7 +22,8 @@ def test_dagbag_imports_every_example_without_errors_or_warnings() -> None:
         warnings.simplefilter("always")
         bag = dag_bag(EXAMPLES)
     assert bag.import_errors == {}
-    assert sorted(bag.dags) == ["namelookup_approved_enrichment", "namelookup_credit_gate", "namelookup_scale_out",
+    assert sorted(bag.dags) == ["namelookup_approved_enrichment", "namelookup_credit_gate",
+                                "namelookup_gender_accuracy", "namelookup_scale_out",
                                 "namelookup_warehouse_enrichment", "namelookup_xcom_flow"]
     assert [str(w.message) for w in caught if "airflow_provider_namelookup" in str(w.filename)
             or "example_dags" in str(w.filename)] == []
@@ -160,3 +161,30 @@ def test_approved_enrichment_says_what_is_missing_without_the_hitl_operators(
     with pytest.raises(ImportError, match=r"namelookup_approved_enrichment needs Airflow's human-in-the-loop "
                                           r"ApprovalOperator .* Upgrade apache-airflow-providers-standard"):
         runpy.run_path(str(EXAMPLES / "namelookup_approved_enrichment.py"))
+
+
+def test_gender_accuracy(sqlite_warehouse: Any, namelookup: Any, airflow_db: Path, tmp_path: Path) -> None:
+    """The evaluation family's example: each enrichment pays its distinct queries, each evaluation reads
+    them with the known genders for free and writes its report (not in the smoke subset: the report's
+    plot needs matplotlib, which the version matrix's venvs do not hold)."""
+    table = sqlite_warehouse.table_name()
+    sqlite_warehouse.hook.run(f"CREATE TABLE {table} (customer_id INTEGER PRIMARY KEY, first_name TEXT, "
+                              "country TEXT, true_gender TEXT)")
+    sqlite_warehouse.insert(table, [(1, "Theresa", "DE", "f"), (2, "Andrea", "IT", "male"), (3, "Andrea", "DE", "F"),
+                                    (4, "Lars", None, "m"), (5, "Kim", "US", None), (6, "", None, "f")])
+    os.environ.update(NAMELOOKUP_WAREHOUSE_CONN_ID=sqlite_warehouse.conn_id, NAMELOOKUP_CUSTOMERS_TABLE=table,
+                      NAMELOOKUP_REPORT_DIR=str(tmp_path / "reports"))
+    try:
+        handle = load_dag(airflow_db / "namelookup_gender_accuracy.py", "namelookup_gender_accuracy")
+        assert str(handle.run().state) == "success"
+    finally:
+        for name in ("NAMELOOKUP_WAREHOUSE_CONN_ID", "NAMELOOKUP_CUSTOMERS_TABLE", "NAMELOOKUP_REPORT_DIR"):
+            os.environ.pop(name, None)
+    assert 100 - namelookup.remaining() == 5 + 4  # the table's 5 distinct valid queries, the list's 4
+    table_result = handle.xcom("table_accuracy")
+    assert (table_result["evaluated"], table_result["left_out"], table_result["not_answered"]) == (4, 1, 1)
+    assert set(table_result["by_group"]) >= {"DE", "IT"}
+    list_result = handle.xcom("list_accuracy")
+    assert (list_result["evaluated"], list_result["left_out"]) == (3, 1)
+    for result in (table_result, list_result):
+        assert Path(result["report"]).is_file() and str(tmp_path / "reports") in result["report"]

@@ -34,7 +34,7 @@ def test_provider_info_is_valid_against_airflows_schema() -> None:
     assert get_provider_info()["package-name"] == PACKAGE
 
 
-def test_the_floor_is_the_same_in_pyproject_provider_info_and_readme() -> None:
+def test_the_floor_is_the_same_in_pyproject_provider_info_readme_and_installation_page() -> None:
     from importlib.metadata import requires
     from pathlib import Path
 
@@ -42,8 +42,27 @@ def test_the_floor_is_the_same_in_pyproject_provider_info_and_readme() -> None:
                        and r.split(">")[0].strip() == "apache-airflow")
     assert airflow_req.replace(" ", "") == f"apache-airflow>={MIN_AIRFLOW_RELEASE}"
     assert f"Apache Airflow {MIN_AIRFLOW_RELEASE} or later" in get_provider_info()["description"]
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    assert f"apache-airflow>={MIN_AIRFLOW_RELEASE}" in readme
+    root = Path(__file__).resolve().parent.parent
+    for page in ("README.md", "docs/installation.md"):
+        assert f"apache-airflow>={MIN_AIRFLOW_RELEASE}" in (root / page).read_text(), page
+
+
+def test_each_operator_family_and_the_sensor_has_a_how_to_guide_in_the_docs() -> None:
+    """The provider info names the docs' how-to pages as Apache's providers do, and they exist."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    (integration,) = get_provider_info()["integrations"]
+    guides = integration["how-to-guide"]
+    assert all(guide.startswith("/docs/") and (root / guide.lstrip("/")).is_file() for guide in guides), guides
+    modules = [m for kind in ("operators", "sensors") for entry in get_provider_info()[kind]
+               for m in entry["python-modules"]]
+    pages = {guide: (root / guide.lstrip("/")).read_text() for guide in guides}
+    for module in modules:  # each module's classes are the subject of a how-to page
+        classes = [name for name, obj in vars(importlib.import_module(module)).items()
+                   if inspect.isclass(obj) and obj.__module__ == module and not name.startswith("_")]
+        assert any(all(f"operators.{c}" in text or f"sensors.{c}" in text for c in classes)
+                   for text in pages.values()), module
 
 
 def _hook_meta() -> dict:

@@ -77,6 +77,7 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
 
     :param conn_id: a connection whose hook is a common-sql ``DbApiHook`` (templated);
         ``sql_conn_id`` is the same, the name of earlier releases.
+    :param sql_conn_id: ``conn_id`` by its name in earlier releases (give one of the two).
     :param database: the database (schema) to use instead of the connection's (templated).
     :param hook_params: extra keyword arguments for the warehouse hook (templated).
     :param source_table: the table to enrich (``table`` or ``schema.table``), or use ``sql``.

@@ -72,6 +72,7 @@ def key_floor(moment: datetime) -> str:
 
 
 def key_of(record: UsageRecord) -> str:
+    """The Variable key ``record`` is stored under (see :func:`record_key`)."""
     return record_key(record.dag_id, record.task_id, record.run_id, record.map_index, record.try_number, record.ti_id,
                       record.start)
 

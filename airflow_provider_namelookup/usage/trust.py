@@ -19,7 +19,8 @@ in the future; :func:`trusted` then keeps a record only when the metadata databa
    someone else and nothing tells which.
 
 What it cannot catch: code running in a try (the DAG author's own) can rewrite that try's own
-record; see the README's "What a DAG author can and cannot make the view show".
+record; see the docs' security page (docs/security.md), "What a DAG author can and cannot make the
+credits view show".
 
 Example (the api-server's side)::
 

@@ -79,6 +79,7 @@ STATE_ANSWERED = "answered"
 
 
 def result_columns(lookup: LookupKind) -> tuple[Column, ...]:
+    """The target table's result columns of ``lookup`` (gender, or country of origin)."""
     return _GENDER if lookup is LookupKind.GENDER else _ORIGIN
 
 

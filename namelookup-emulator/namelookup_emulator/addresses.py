@@ -9,7 +9,7 @@
   beyond ASCII, RFC 5890), at most 253 in all; the top label is not all digits
   (RFC 3696 2), so an IP address or an IP literal (``[127.0.0.1]``) is no domain.
 * Beyond ASCII (RFC 6532), letters, marks and digits of any script count as letters,
-  both sides of the ``@`` (the project's reading, README "Input rules"): ``jörg@bücher.de``
+  both sides of the ``@`` (the project's reading, docs/input-rules.md): ``jörg@bücher.de``
   is an address, ``anna→@example.com`` is not.
 
 Example::

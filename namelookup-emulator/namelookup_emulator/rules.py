@@ -2,8 +2,8 @@
 the status identifier of each refusal.
 
 Written from the spec (``name-lookup-api-v2.md``: "Endpoints", "Errors", "Limits") and
-the wire notes ("Hints"), and, where both are silent, from the decisions the README
-states ("Input rules"); never from the provider's code, which it exists to check.
+the wire notes ("Hints"), and, where both are silent, from the decisions the provider's docs
+state (docs/input-rules.md); never from the provider's code, which it exists to check.
 Each query object is read in this order; the first broken rule answers:
 
 1. A query is a JSON object; anything else sets no name field

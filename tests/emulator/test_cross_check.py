@@ -135,7 +135,7 @@ ids = st.integers(-(2**63) - 2, 2**63 + 1) | st.sampled_from([2**63 - 1, 2**63, 
                                                               10**41, -(10**45), 0]) \
     | st.text(max_size=60).filter(lambda t: not any("\ud800" <= ch <= "\udfff" for ch in t)) \
     | st.sampled_from(["x" * 50, "x" * 51, "é" * 50, "", True, False, 1.0, 2.5, [1], {"a": 1}, None])
-"""Ids without lone surrogates: a client rule of its own (README "Input rules"), it cannot send one."""
+"""Ids without lone surrogates: a client rule of its own (docs/input-rules.md), it cannot send one."""
 name_values = names() | addresses() | st.sampled_from([None, 7, 1.5, True, [], {}, "", " "])
 
 
@@ -221,7 +221,7 @@ def test_an_array_around_the_batch_limit_gets_the_same_verdict(service: httpx.Cl
     assert emulator_verdict(service, "/v2/gender", body) == expected
 
 
-# What the search found: each case as the spec, the wire notes (or, where they are silent, the README's
+# What the search found: each case as the spec, the wire notes (or, where they are silent, the docs'
 # stated rule) decide it, checked on both sides. The side that was wrong is named; it was fixed.
 FOUND = [
     pytest.param("/v2/gender", {"first_name": "Anna", "ip": "fe80::1%eth0"}, "invalid-ip-address",
@@ -232,7 +232,7 @@ FOUND = [
                  id="client-took-u001c-for-white-space"),
     pytest.param("/v2/gender", {"first_name": "Anna", "country": "DE\x1c"}, "invalid-country-code",
                  id="client-trimmed-u001c-off-a-hint"),
-    # spec silent; README "control characters ... are refused", and U+001C-U+001F are controls (Cc) outside
+    # spec silent; docs/input-rules.md "control characters ... are refused", and U+001C-U+001F are controls (Cc) outside
     # Unicode's White_Space, though Python's str.isspace() counts them
     pytest.param("/v2/gender", {"email": "ä" * 33 + "@example.com"}, "parameter-email-invalid",
                  id="client-counted-a-local-part-in-characters"),

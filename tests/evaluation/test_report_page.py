@@ -1,7 +1,7 @@
 """The HTML report as a person sees it: opened from disk in headless Chromium (Debian's, through
 selenium) with the network off, nothing fetched, the plot drawn, the tables readable.
 
-The screenshot goes to ``$NAMELOOKUP_SCREENSHOTS`` (``make screenshots`` sets it to ``docs/``),
+The screenshot goes to ``$NAMELOOKUP_SCREENSHOTS`` (``make screenshots`` sets it to ``docs/images/``),
 else to the test's temporary directory.
 """
 

@@ -90,7 +90,7 @@ def test_parallel_where_shards_pay_each_distinct_query_once(warehouse: Any, name
     assert spent == distinct_valid(rows)  # not once per shard
     assert sum(s["lookups"] for s in summaries) == spent
     target = warehouse.rows(f"SELECT customer_id, status, credits_used FROM {table}_gender")
-    assert sorted(r[0] for r in target) == [r[0] for r in rows]  # the README's `%` shards work as written
+    assert sorted(r[0] for r in target) == [r[0] for r in rows]  # the docs' `%` shards work as written
     assert {r[1] for r in target} <= {"ok", "error"}
     assert sum(r[2] for r in target) == spent  # SUM(credits_used) is what the table cost
     assert sum(s["rows_read"] for s in summaries) == len(rows)

@@ -2,7 +2,7 @@
 logged in to a real api-server, the view opened from Airflow's own UI, the numbers on the page checked
 against the usage records and the emulator, its link followed, in the light and the dark theme.
 
-Screenshots go to ``$NAMELOOKUP_SCREENSHOTS`` (``make screenshots`` sets it to ``docs/``), else to the
+Screenshots go to ``$NAMELOOKUP_SCREENSHOTS`` (``make screenshots`` sets it to ``docs/images/``), else to the
 test's temporary directory.
 """
 

@@ -228,7 +228,7 @@ class WarehouseDialect:
     """
 
     name: ClassVar[str] = "ansi"
-    """The engine's name in messages and in the README's table (its module's name)."""
+    """The engine's name in messages and in the docs' table of warehouses (its module's name)."""
     sqlglot_name: ClassVar[str | None] = None
     """sqlglot's name of the engine's SQL, when it is not :attr:`name` (a ``where`` is parsed in it)."""
     where_functions: ClassVar[WhereFunctions] = COMMON_WHERE_FUNCTIONS

@@ -41,6 +41,8 @@ _EXPIRY = "OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), IN
 
 
 class BigQueryDialect(WarehouseDialect):
+    """The spellings of Google BigQuery: what differs from the base is in this module's docstring."""
+
     name = "bigquery"
     proof = "emulator"
     credit_promise = ("snapshot isolation: of two runs' MERGE claims of one query BigQuery aborts one, which is run "

@@ -46,6 +46,8 @@ _CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "DOUBLE", "decimal": "DEC
 
 
 class DatabricksDialect(WarehouseDialect):
+    """The spellings of Databricks SQL: what differs from the base is in this module's docstring."""
+
     name = "databricks"
     # Apache Spark 3.5.6 (the engine Databricks SQL grew from) ran every statement of whole runs on Iceberg
     # tables (no Delta Lake here) through a test-only DB-API adapter (tests/warehouse/spark_dbapi.py)

@@ -135,6 +135,8 @@ def open_connection(hook: Any) -> _Connection:
 
 
 class DuckDBDialect(OnConflictDialect):
+    """The spellings of DuckDB: what differs from the base is in this module's docstring."""
+
     name = "duckdb"
     where_functions: ClassVar[WhereFunctions] = {**COMMON_WHERE_FUNCTIONS, **STRFTIME}
     credit_promise = ("one writing process per database file: a run whose file another process holds is refused "

@@ -42,6 +42,8 @@ _BYTES = "VARBINARY(8000)"
 
 
 class MsSqlDialect(WarehouseDialect):
+    """The spellings of SQL Server and Azure SQL: what differs from the base is in this module's docstring."""
+
     name = "mssql"
     sqlglot_name = "tsql"
     proof = "parsed only"

@@ -32,6 +32,8 @@ _CASTS = {"text": "CHAR({n})", "longtext": "CHAR", "float": "DOUBLE", "int": "SI
 
 
 class MySqlDialect(WarehouseDialect):
+    """The spellings of MySQL and MariaDB: what differs from the base is in this module's docstring."""
+
     name = "mysql"
     credit_promise = ("InnoDB row locks: claims are inserts that conflict on the answers table's primary key, "
                       "so one run wins each query; fix-ups lock the query's answers row")

@@ -31,6 +31,8 @@ _STAGE_PREFIX = "namelookup_stage_"
 
 
 class PostgresDialect(OnConflictDialect):
+    """The spellings of PostgreSQL: what differs from the base is in this module's docstring."""
+
     name = "postgresql"
     sqlglot_name = "postgres"
     credit_promise = ("row-level: claims are inserts that conflict on the answers table's primary key, so one "

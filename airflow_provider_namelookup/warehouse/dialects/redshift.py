@@ -33,6 +33,8 @@ _STATEMENT_BYTES = 8_000_000
 
 
 class RedshiftDialect(WarehouseDialect):
+    """The spellings of Amazon Redshift: what differs from the base is in this module's docstring."""
+
     name = "redshift"
     proof = "parsed only"
     credit_promise = ("serialisable transactions: of two runs' claims of one query the second fails with a "
@@ -66,7 +68,7 @@ class RedshiftDialect(WarehouseDialect):
         return f"FROM_VARBYTE(FROM_HEX('{str(value).encode().hex()}'), 'utf8')"
 
     def insert_literals(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-        """Multi-row ``INSERT``s of :meth:`value` literals, at most 8 MB each (Redshift takes 16)."""
+        """Multi-row ``INSERT`` statements of :meth:`value` literals, at most 8 MB each (Redshift takes 16)."""
         head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
         statements: list[str] = []
         values: list[str] = []

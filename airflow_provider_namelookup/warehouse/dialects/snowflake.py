@@ -34,6 +34,8 @@ _CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "FLOAT", "decimal": "NUMB
 
 
 class SnowflakeDialect(WarehouseDialect):
+    """The spellings of Snowflake: what differs from the base is in this module's docstring."""
+
     name = "snowflake"
     proof = "emulator"
     credit_promise = ("DML on a table is serialised by its lock: a claim is one MERGE into the answers table, so a "

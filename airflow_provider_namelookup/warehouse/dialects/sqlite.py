@@ -31,6 +31,8 @@ _BUSY_TIMEOUT_MS = 120_000
 
 
 class SqliteDialect(OnConflictDialect):
+    """The spellings of SQLite: what differs from the base is in this module's docstring."""
+
     name = "sqlite"
     where_functions: ClassVar[WhereFunctions] = {**without("extract (date_part)", "year, month, day"), **STRFTIME}
     credit_promise = "one writer at a time per database file; claims conflict on the answers table's primary key"

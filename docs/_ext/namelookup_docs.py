@@ -1,0 +1,200 @@
+"""The site's three directives, so that what a page shows comes from the code.
+
+``exampleinclude``
+    Apache's directive of that name (not on PyPI), re-made: a ``literalinclude`` of a file of
+    ``example_dags/`` only, whole or between its ``# [START name]`` / ``# [END name]`` markers
+    (``:marker: name``), captioned with its path. A DAG shown on a page is the one the tests run.
+
+``argument-table``
+    The arguments of an operator or sensor as a table: type and default from its ``__init__``
+    signatures, *templated* from ``template_fields``, the description from the ``:param:`` lines
+    of the docstrings along its bases. The directive's content lists every argument, in the
+    order shown, each with what it costs in credits (``name: cost``, or ``name:`` for nothing, shown
+    as a dash).
+    An argument of the code missing from the list, one listed that the code lacks, or one
+    without a ``:param:`` line fails the build.
+
+``api-modules``
+    (reStructuredText pages) a section per module of a package, with ``automodule``:
+    ``.. api-modules:: airflow_provider_namelookup.hooks``; ``:recursive:`` takes
+    sub-packages too, ``:exclude:`` leaves modules out (documented on another page), ``:first:``
+    puts the modules a reader comes for before the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from docutils.statemachine import StringList
+from sphinx.application import Sphinx
+from sphinx.directives.code import LiteralInclude
+from sphinx.util.docutils import SphinxDirective
+from sphinx.util.nodes import nested_parse_with_titles
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "example_dags"
+PACKAGE = "airflow_provider_namelookup"
+
+
+class ExampleInclude(LiteralInclude):
+    """``literalinclude`` restricted to ``example_dags/``, with Apache's ``[START]``/``[END]`` markers."""
+
+    option_spec: ClassVar[dict[str, Any]] = {**LiteralInclude.option_spec, "marker": directives.unchanged_required}
+
+    def run(self) -> list[nodes.Node]:
+        _, path = self.env.relfn2path(self.arguments[0])
+        if Path(path).resolve().parent != EXAMPLES:
+            raise self.error(f"exampleinclude shows files of example_dags/ only, not {self.arguments[0]}")
+        marker = self.options.pop("marker", None)
+        if marker:
+            self.options["start-after"] = f"# [START {marker}]"
+            self.options["end-before"] = f"# [END {marker}]"
+            self.options.setdefault("dedent", None)  # as deep as the marked lines have in common
+        self.options.setdefault("language", "python")
+        self.options.setdefault("caption", f"example_dags/{Path(path).name}")
+        return super().run()
+
+
+def _param_docs(doc: str) -> dict[str, str]:
+    """``{name: text}`` of the ``:param name: text`` lines of a docstring (continuations joined)."""
+    found: dict[str, str] = {}
+    for match in re.finditer(r"^\s*:param (\w+):(.*(?:\n(?!\s*:|\s*$).*)*)", inspect.cleandoc(doc), flags=re.M):
+        found[match.group(1)] = " ".join(match.group(2).split())
+    return found
+
+
+def _markdown(rst: str) -> str:
+    """A docstring's inline reST as MyST Markdown: roles become ``{role}`...```."""
+    return re.sub(r":(\w+(?::\w+)?):`", r"{\1}`", rst)
+
+
+COLUMNS = [("argument", 23), ("templated", 15), ("credits", 24), ("what it does", 38)]
+"""The argument table's columns and their widths (per cent)."""
+
+
+class ArgumentTable(SphinxDirective):
+    """The table of an operator's or sensor's arguments (see the module's docstring)."""
+
+    required_arguments = 1
+    has_content = True
+
+    def run(self) -> list[nodes.Node]:
+        module_name, _, class_name = self.arguments[0].rpartition(".")
+        cls = getattr(importlib.import_module(module_name), class_name)
+        docs: dict[str, str] = {}
+        signature: dict[str, inspect.Parameter] = {}
+        own: list[str] = []
+        for klass in cls.__mro__:
+            for name, text in _param_docs(klass.__doc__ or "").items():
+                docs.setdefault(name, text)
+            init = klass.__dict__.get("__init__")
+            if init is None:
+                continue
+            for name, param in inspect.signature(init).parameters.items():
+                if name == "self" or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
+                    continue
+                signature.setdefault(name, param)
+                if klass.__module__.startswith(PACKAGE) and name not in own:
+                    own.append(name)
+        listed: dict[str, str] = {}
+        for line in self.content:
+            if line.strip():
+                name, sep, cost = line.partition(":")
+                if not sep:
+                    raise self.error(f"argument-table: {line!r} is not 'name: cost'")
+                listed[name.strip()] = cost.strip()
+        problems = [f"{name} (an argument of {class_name}) is not listed" for name in own if name not in listed]
+        problems += [f"{name} is not an argument of {class_name}" for name in listed if name not in signature]
+        problems += [f"{name} has no :param: line in the docstrings of {class_name}" for name in listed
+                     if name not in docs]
+        if problems:
+            raise self.error("argument-table: " + "; ".join(problems))
+        templated = set(getattr(cls, "template_fields", ()))
+        table = nodes.table(classes=["argument-table", "colwidths-given"])
+        group = nodes.tgroup(cols=len(COLUMNS))
+        table += group
+        group += [nodes.colspec(colwidth=width) for _, width in COLUMNS]
+        head = nodes.thead()
+        head += self._row([nodes.paragraph(text=title) for title, _ in COLUMNS])
+        body = nodes.tbody()
+        for name, cost in listed.items():
+            param = signature[name]
+            lines = nodes.line_block()
+            lines += nodes.line("", "", nodes.strong("", "", nodes.literal(text=name)))
+            if param.annotation is not param.empty:
+                lines += nodes.line("", "", nodes.literal(text=str(param.annotation)))
+            lines += nodes.line("", "required" if param.default is param.empty else "default ",
+                                *([] if param.default is param.empty else [nodes.literal(text=repr(param.default))]))
+            body += self._row([lines, nodes.paragraph(text="yes" if name in templated else "no"),
+                               *self._markdown_cell(cost or "—"), *self._markdown_cell(docs[name])])
+        group += [head, body]
+        return [table]
+
+    def _row(self, cells: list[nodes.Node]) -> nodes.row:
+        row = nodes.row()
+        for cell in cells:
+            entry = nodes.entry()
+            entry += cell
+            row += entry
+        return row
+
+    def _markdown_cell(self, text: str) -> list[nodes.Node]:
+        """``text`` (a docstring's inline reST, or MyST) parsed as the page's Markdown: one paragraph."""
+        holder = nodes.container()
+        self.state.nested_parse(StringList([_markdown(text)], source=self.get_source_info()[0]),
+                                self.content_offset, holder)
+        return [nodes.container("", *holder.children)]
+
+
+def _modules(package: str, recursive: bool) -> list[str]:
+    root = importlib.import_module(package)
+    found = [package]
+    for info in pkgutil.iter_modules(root.__path__, package + "."):
+        if info.name.rpartition(".")[2].startswith("_"):
+            continue
+        if not info.ispkg:
+            found.append(info.name)
+        elif recursive:
+            found += _modules(info.name, recursive)
+    return found
+
+
+class ApiModules(SphinxDirective):
+    """A section per module of a package, documented by ``automodule`` (reStructuredText pages)."""
+
+    required_arguments = 1
+    option_spec: ClassVar[dict[str, Any]] = {"recursive": directives.flag, "exclude": directives.unchanged,
+                                             "first": directives.unchanged}
+
+    def run(self) -> list[nodes.Node]:
+        exclude = set((self.options.get("exclude") or "").split())
+        first = (self.options.get("first") or "").split()
+        found = _modules(self.arguments[0], "recursive" in self.options)
+        if set(first) - set(found):
+            raise self.error(f"api-modules: :first: names modules that are not there: {set(first) - set(found)}")
+        lines: list[str] = []
+        for name in [*first, *(m for m in found if m not in first)]:
+            if name in exclude:
+                continue
+            title = name.removeprefix(f"{PACKAGE}.")  # short enough for a heading; the target keeps the full name
+            # ignore-module-all: a package's re-exports are documented in their own modules, once
+            lines += [f"``{title}``", "-" * (len(title) + 4), "",
+                      f".. automodule:: {name}", "   :ignore-module-all:", ""]
+        node = nodes.section()
+        node.document = self.state.document
+        nested_parse_with_titles(self.state, StringList(lines, source=self.get_source_info()[0]), node)
+        return node.children
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_directive("exampleinclude", ExampleInclude)
+    app.add_directive("argument-table", ArgumentTable)
+    app.add_directive("api-modules", ApiModules)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

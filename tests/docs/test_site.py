@@ -1,0 +1,146 @@
+"""The documentation site holds together (issue 34): it builds offline with warnings as errors (the
+``site`` fixture), every page is reachable from the index, no internal link or anchor is broken, no
+asset comes from the network, every DAG shown comes from ``example_dags/`` and every example is
+shown, and the API reference documents every module and every public class and function, each
+with a docstring."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from collections import deque
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from tests.docs.site import EXAMPLES, Site
+
+PACKAGE = "airflow_provider_namelookup"
+
+
+class _Page(HTMLParser):
+    """The ids of an HTML page and what it refers to: ``links`` (``<a href>``) and ``assets``
+    (``<img src>``, ``<script src>``, ``<link href>``, ``<iframe src>``)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+        self.assets: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {name: value or "" for name, value in attrs}
+        for name in ("id", "name"):
+            if values.get(name) and (name == "id" or tag == "a"):
+                self.ids.add(values[name])
+        if tag == "a" and "href" in values:
+            self.links.append(values["href"])
+        elif tag in ("img", "script", "iframe") and values.get("src"):
+            self.assets.append(values["src"])
+        elif tag == "link" and values.get("href") and "stylesheet" in values.get("rel", "") + "icon preload":
+            self.assets.append(values["href"])
+
+
+def _parse(path: Path) -> _Page:
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+@pytest.fixture(scope="module")
+def parsed(site: Site) -> dict[Path, _Page]:
+    return {path.resolve(): _parse(path) for path in site.html.rglob("*.html") if "_static" not in path.parts}
+
+
+def _local(ref: str) -> bool:
+    scheme = urlsplit(ref).scheme
+    return not scheme and not ref.startswith("//")
+
+
+def _target(page: Path, ref: str) -> tuple[Path, str]:
+    parts = urlsplit(ref)
+    path = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+    return path, unquote(parts.fragment)
+
+
+def test_the_site_builds_in_a_minute_or_two(site: Site) -> None:
+    assert site.seconds < 120, f"the docs build took {site.seconds:.0f} s"
+
+
+def test_every_page_is_reachable_from_the_index(site: Site, parsed: dict[Path, _Page]) -> None:
+    index = (site.html / "index.html").resolve()
+    seen, todo = {index}, deque([index])
+    while todo:
+        page = todo.popleft()
+        for ref in parsed[page].links:
+            if _local(ref):
+                target, _ = _target(page, ref)
+                if target.suffix == ".html" and target in parsed and target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+    pages = {(site.html / f"{name}.html").resolve() for name in site.pages}
+    assert pages - seen == set(), [str(p.relative_to(site.html)) for p in pages - seen]
+
+
+def test_no_internal_link_or_anchor_is_broken(site: Site, parsed: dict[Path, _Page]) -> None:
+    broken = []
+    for page, content in parsed.items():
+        for ref in content.links + content.assets:
+            if not _local(ref) or ref.startswith(("mailto:", "javascript:")):
+                continue
+            target, fragment = _target(page, ref)
+            where = f"{page.relative_to(site.html)} -> {ref}"
+            if not target.exists():
+                broken.append(f"{where}: no such file")
+            elif fragment and target.suffix == ".html" and fragment not in parsed[target].ids:
+                broken.append(f"{where}: no such anchor")
+    assert broken == []
+
+
+def test_no_asset_comes_from_the_network(site: Site, parsed: dict[Path, _Page]) -> None:
+    """Offline: no script, style, font or image is fetched from elsewhere (links out are fine)."""
+    remote = [f"{page.relative_to(site.html)}: {ref}" for page, content in parsed.items()
+              for ref in content.assets if not _local(ref)]
+    styles = [str(p.relative_to(site.html)) for p in site.html.rglob("*.css")
+              if "url(http" in p.read_text(encoding="utf-8", errors="replace")
+              or "@import url(\"http" in p.read_text(encoding="utf-8", errors="replace")]
+    assert remote == [] and styles == []
+
+
+def test_every_dag_shown_comes_from_example_dags_and_every_example_is_shown(site: Site) -> None:
+    included = {b.included_from for b in site.code_blocks if b.included_from is not None}
+    assert {p.parent for p in included} == {EXAMPLES}, included
+    whole = {b.included_from.name for b in site.code_blocks if b.included_from is not None
+             and b.text.strip() == b.included_from.read_text().strip()}
+    assert whole == {p.name for p in EXAMPLES.glob("*.py")}, "an example DAG shown nowhere in full"
+
+
+def _modules() -> list[str]:
+    package = importlib.import_module(PACKAGE)
+    return [PACKAGE, *(m.name for m in pkgutil.walk_packages(package.__path__, f"{PACKAGE}."))]
+
+
+def _public(module_name: str) -> list[tuple[str, object]]:
+    """The classes and functions a module defines whose names do not start with ``_``."""
+    module = importlib.import_module(module_name)
+    return [(name, obj) for name, obj in vars(module).items()
+            if not name.startswith("_") and (inspect.isclass(obj) or inspect.isfunction(obj))
+            and obj.__module__ == module_name and obj.__name__ == name]
+
+
+def test_every_public_class_and_function_has_a_docstring() -> None:
+    missing = [f"{module}.{name}" for module in _modules() for name, obj in _public(module)
+               if not (obj.__doc__ or "").strip()]
+    missing += [module for module in _modules() if not (importlib.import_module(module).__doc__ or "").strip()]
+    assert missing == []
+
+
+def test_the_api_reference_documents_every_module_and_public_name(site: Site, parsed: dict[Path, _Page]) -> None:
+    ids = set().union(*(content.ids for page, content in parsed.items() if "api" in page.parts))
+    absent = [module for module in _modules() if f"module-{module}" not in ids]
+    absent += [f"{module}.{name}" for module in _modules() for name, _ in _public(module)
+               if f"{module}.{name}" not in ids]
+    assert absent == []
