@@ -86,7 +86,7 @@ def table_run(session: WarehouseSession, job: TableRunSpec, service: LookupServi
     dialect = session.dialect
     if dialect.proof == "parsed only":
         log.warning("The SQL the table operators send to %s is generated and parsed in this release's tests, but has "
-                    "not been run on %s by them: check the first runs (README, Supported warehouses)",
+                    "not been run on %s by them: check the first runs (docs: Warehouses)",
                     dialect.name, dialect.name)
     if dialect.tuning.store_every_seconds > 2 and not options.plan_only:
         log.warning("Answers are stored in %s at most every %.0f s (each statement costs time there): a task "

@@ -1,4 +1,4 @@
-"""The site's three directives, so that what a page shows comes from the code.
+"""The site's four directives, so that what a page shows comes from the code.
 
 ``exampleinclude``
     Apache's directive of that name (not on PyPI), re-made: a ``literalinclude`` of a file of
@@ -13,6 +13,10 @@
     as a dash).
     An argument of the code missing from the list, one listed that the code lacks, or one
     without a ``:param:`` line fails the build.
+
+``where-functions``
+    The functions a ``where`` may call, per warehouse, as a table read from each dialect's
+    ``where_functions`` (no argument, no content).
 
 ``api-modules``
     (reStructuredText pages) a section per module of a package, with ``automodule``:
@@ -122,7 +126,7 @@ class ArgumentTable(SphinxDirective):
         table += group
         group += [nodes.colspec(colwidth=width) for _, width in COLUMNS]
         head = nodes.thead()
-        head += self._row([nodes.paragraph(text=title) for title, _ in COLUMNS])
+        head += _table_row([nodes.paragraph(text=title) for title, _ in COLUMNS])
         body = nodes.tbody()
         for name, cost in listed.items():
             param = signature[name]
@@ -132,18 +136,10 @@ class ArgumentTable(SphinxDirective):
                 lines += nodes.line("", "", nodes.literal(text=str(param.annotation)))
             lines += nodes.line("", "required" if param.default is param.empty else "default ",
                                 *([] if param.default is param.empty else [nodes.literal(text=repr(param.default))]))
-            body += self._row([lines, nodes.paragraph(text="yes" if name in templated else "no"),
+            body += _table_row([lines, nodes.paragraph(text="yes" if name in templated else "no"),
                                *self._markdown_cell(cost or "—"), *self._markdown_cell(docs[name])])
         group += [head, body]
         return [table]
-
-    def _row(self, cells: list[nodes.Node]) -> nodes.row:
-        row = nodes.row()
-        for cell in cells:
-            entry = nodes.entry()
-            entry += cell
-            row += entry
-        return row
 
     def _markdown_cell(self, text: str) -> list[nodes.Node]:
         """``text`` (a docstring's inline reST, or MyST) parsed as the page's Markdown: one paragraph."""
@@ -151,6 +147,15 @@ class ArgumentTable(SphinxDirective):
         self.state.nested_parse(StringList([_markdown(text)], source=self.get_source_info()[0]),
                                 self.content_offset, holder)
         return [nodes.container("", *holder.children)]
+
+
+def _table_row(cells: list[nodes.Node]) -> nodes.row:
+    row = nodes.row()
+    for cell in cells:
+        entry = nodes.entry()
+        entry += cell
+        row += entry
+    return row
 
 
 def _modules(package: str, recursive: bool) -> list[str]:
@@ -193,8 +198,29 @@ class ApiModules(SphinxDirective):
         return node.children
 
 
+class WhereFunctions(SphinxDirective):
+    """The functions each warehouse's ``where`` may call (``warehouse/dialects/where_functions.py``)."""
+
+    def run(self) -> list[nodes.Node]:
+        from airflow_provider_namelookup.warehouse.dialects import all_dialects
+
+        rows = [(dialect.name, ", ".join(dialect.where_functions)) for dialect in all_dialects()]
+        table = nodes.table(classes=["where-functions"])
+        group = nodes.tgroup(cols=2)
+        table += group
+        group += [nodes.colspec(colwidth=1), nodes.colspec(colwidth=4)]
+        head = nodes.thead()
+        head += _table_row([nodes.paragraph(text="warehouse"), nodes.paragraph(text="functions a where may call")])
+        body = nodes.tbody()
+        for name, functions in rows:
+            body += _table_row([nodes.paragraph("", "", nodes.literal(text=name)), nodes.paragraph(text=functions)])
+        group += [head, body]
+        return [table]
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("exampleinclude", ExampleInclude)
     app.add_directive("argument-table", ArgumentTable)
     app.add_directive("api-modules", ApiModules)
+    app.add_directive("where-functions", WhereFunctions)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -70,6 +70,13 @@ class UnsupportedWarehouse(ValueError):
 
 
 def engine_of(hook: Any) -> str:
+    """The engine a common-sql hook speaks to: its ``dialect_name``, else its connection type.
+
+    >>> from types import SimpleNamespace
+    >>> engine_of(SimpleNamespace(dialect_name="postgresql")), engine_of(SimpleNamespace(dialect_name="default",
+    ...                                                                                  conn_type="duckdb"))
+    ('postgresql', 'duckdb')
+    """
     name = getattr(hook, "dialect_name", None)
     return str(name if name and name != "default" else getattr(hook, "conn_type", None) or name)
 
