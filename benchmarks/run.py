@@ -14,6 +14,7 @@ Example::
     python -m benchmarks.run --only latency --latency-ms 80-120 --latency-rows 20000,100000
     python -m benchmarks.run --only handwritten --versus-rows 1000000 --versus-latency-rows 20000 --latency-ms 80-120
     python -m benchmarks.run --only table_duckdb --duck-rows 100000,1000000
+    python -m benchmarks.run --only in_task --in-task-rows 1000000 --in-task-latency-rows 20000
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from typing import Any
 from benchmarks import (
     emulator_throughput,
     hook_throughput,
+    in_task,
     latency,
     table_duckdb,
     table_enrichment,
@@ -46,16 +48,17 @@ from benchmarks.figures import Section, render
 from benchmarks.machine import describe, summary_lines
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("table", "table_postgres", "table_duckdb", "handwritten", "latency", "hook", "emulator")
+BENCHMARKS = ("in_task", "table", "table_postgres", "table_duckdb", "handwritten", "latency", "hook", "emulator")
 
 FULL: dict[str, Any] = {"rows": (100_000, 1_000_000), "naive_rows": 100_000, "names": 20_000, "repeats": 3,
                         "duration": 3.0, "latency_rows": (20_000, 100_000), "latency_naive_rows": 200,
                         "pg_rows": (100_000, 1_000_000, 10_000_000), "duck_rows": (100_000, 1_000_000),
-                        "versus_rows": (1_000_000,), "versus_latency_rows": (20_000,), "versus_repeats": 5}
+                        "versus_rows": (1_000_000,), "versus_latency_rows": (20_000,), "versus_repeats": 5,
+                        "in_task_rows": (1_000_000,), "in_task_latency_rows": (20_000,)}
 QUICK: dict[str, Any] = {"rows": (10_000, 100_000), "naive_rows": 2_000, "names": 4_000, "repeats": 1, "duration": 1.0,
                          "latency_rows": (2_000, 10_000), "latency_naive_rows": 50, "pg_rows": (10_000, 100_000),
                          "duck_rows": (10_000, 100_000), "versus_rows": (10_000,), "versus_latency_rows": (2_000,),
-                         "versus_repeats": 3}
+                         "versus_repeats": 3, "in_task_rows": (10_000,), "in_task_latency_rows": (2_000,)}
 
 
 def _numbers(text: str) -> tuple[int, ...]:
@@ -133,6 +136,14 @@ def build_parser() -> argparse.ArgumentParser:
                         default=versus_handwritten.WAREHOUSES,
                         help="provider vs hand-written DAGs: warehouses on loopback, the first also with latency "
                              f"(default {','.join(versus_handwritten.WAREHOUSES)})")
+    parser.add_argument("--in-task-rows", type=_numbers, metavar="N,N",
+                        help="inside a task: table sizes on loopback, on PostgreSQL, SQLite and DuckDB, each with "
+                             "the sample's names and with 5 %% distinct names (default 1000000)")
+    parser.add_argument("--in-task-latency-rows", type=_numbers, metavar="N,N",
+                        help="inside a task: PostgreSQL table sizes with --latency-ms, with the sample's names, 5 %% "
+                             "and 35 %% distinct names (default 20000)")
+    parser.add_argument("--in-task-repeats", type=int, default=5, metavar="N",
+                        help="inside a task: repetitions of a WAN case or of a table under 100,000 rows (default 5)")
     parser.add_argument("--repeats", type=int, metavar="N", help="runs per hook configuration (default 3)")
     parser.add_argument("--duration", type=float, metavar="S", help="seconds per emulator point (default 3)")
     parser.add_argument("--seed", type=int, default=2026, help="seed of the customer tables (default 2026)")
@@ -158,7 +169,13 @@ def _plan(args: argparse.Namespace) -> dict[str, Callable[[Path], Section]]:
         concurrency=args.emulator_concurrency or emulator_throughput.EmulatorOptions.concurrency)
     wan = latency.LatencyOptions(sizes=tuple(_option(args, "latency_rows")), latency_ms=args.latency_ms,
                                  naive_rows=int(_option(args, "latency_naive_rows")), seed=args.seed)
+    in_task_cases = (*((w, size, d, "loopback") for size in _option(args, "in_task_rows")
+                       for w in ("postgres", "sqlite", "duckdb") for d in ("sample", "share5")),
+                     *(("postgres", size, d, "latency") for size in _option(args, "in_task_latency_rows")
+                       for d in ("sample", "share5", "share35")))
     plans: dict[str, Callable[[Path], Section]] = {
+        "in_task": lambda work: in_task.run(in_task.InTaskOptions(
+            cases=in_task_cases, repeats=args.in_task_repeats, latency_ms=args.latency_ms, seed=args.seed), work),
         "table": lambda work: table_enrichment.run(table, work),
         "table_postgres": lambda work: table_postgres.run(
             table_postgres.PostgresOptions(sizes=tuple(_option(args, "pg_rows")), seed=args.seed), work),

@@ -34,6 +34,23 @@ def test_table_benchmark_pays_each_distinct_query_once(tmp_path: Path) -> None:
     assert naive["value"]["rows"] == 50 and naive["requests"] == naive["value"]["sent"]
 
 
+def test_inside_a_task_both_tasks_run_in_one_dag_run_and_the_rerun_pays_nothing(tmp_path: Path) -> None:
+    """``airflow dags test`` of the in-task benchmark's DAG on a 300-row table with 35 % distinct
+    names: the provider pays each once (105 queries), the hand-written task asks all of them."""
+    from benchmarks import in_task
+
+    section = in_task.run(in_task.InTaskOptions(cases=(("sqlite", 300, "share35", "loopback"),), repeats=1,
+                                                timeout=600), tmp_path)
+    first, rerun = (section.data["runs"][f"sqlite_300_share35_loopback_{attempt}"][0] for attempt in ("first", "rerun"))
+    assert first["provider"]["value"]["credits_used"] == 105 and rerun["provider"]["value"]["credits_used"] == 0
+    assert first["handwritten"]["value"]["asked"] == rerun["handwritten"]["value"]["asked"] == 105
+    assert first["credits"] == 210 and rerun["credits"] == 105  # the emulator's count: the hand-written task pays again
+    for run in (first, rerun):
+        for task in ("provider", "handwritten"):
+            assert 0 < run[task]["inside"] <= run[task]["duration"]
+    assert _checks(section)["loopback, sqlite, 300 rows, share35, rerun: the provider's rerun pays nothing"] is True
+
+
 def test_the_hand_written_dags_pay_every_run_and_the_provider_once(tmp_path: Path) -> None:
     from benchmarks import versus_handwritten
 

@@ -1,0 +1,287 @@
+"""Benchmark: what a user waits for, inside a real task run, beside the ``@task`` they would write.
+
+An evaluating engineer times the operator in a DAG run on their own data, beside a hand-written
+task in the same run. This benchmark does the same: ``airflow dags test`` (a fresh interpreter,
+an SQLite metadata database, everything a task does: connections, rendering, the usage record,
+XCom, metrics, lineage) runs a DAG holding the provider's ``SqlGenderLookupOperator`` and the
+hand-written ``@task`` of :mod:`benchmarks.handwritten` (16 requests in flight, the temporary-table
+upsert) over the same table (:mod:`benchmarks.dags.namelookup_in_task_bench`). Each task times
+its own work (``execute`` for the operator, the whole ``@task`` body for the hand-written one);
+the task instances' own durations (start to end, as Airflow records them) are read beside.
+
+A case is a warehouse, a table size, a name distribution (:mod:`benchmarks.distributions`) and
+a network (loopback, or the emulator's latency fault at a WAN round trip). Each repetition builds
+a fresh table and runs the DAG twice (a first run and a rerun over the unchanged table; the
+hand-written task pays again), the two tasks' order alternating between repetitions. The table
+shows medians, and the median of the ratios (hand-written ÷ provider: above 1, the provider is
+faster) with their range.
+
+Example::
+
+    python -m benchmarks.run --only in_task --in-task-rows 1000000 --in-task-latency-rows 20000
+    section = run(InTaskOptions(cases=(("postgres", 20_000, "share35", "latency"),)), workdir=Path("/tmp/b"))
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.distributions import customer_rows_of
+from benchmarks.figures import Section, count, ratio, seconds
+from benchmarks.service import BenchService
+
+ROOT = Path(__file__).resolve().parent.parent
+DAGS = Path(__file__).resolve().parent / "dags"
+WAREHOUSE_CONN_ID = "bench_warehouse"
+POSTGRES = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "dbname": "test"}
+ATTEMPTS = ("first", "rerun")
+FIRST_GOALS = {("postgres", "loopback"): 1.3, ("postgres", "latency"): 1.5, ("sqlite", "loopback"): 1.0,
+               ("duckdb", "loopback"): 1.0}
+"""First-run goals of issue 33 (hand-written ÷ provider, at least), judged at :data:`GOAL_SIZES`."""
+RERUN_GOALS = {"postgres": 20.0, "sqlite": 10.0, "duckdb": 10.0}
+GOAL_SIZES = {"loopback": 1_000_000, "latency": 20_000}
+
+Case = tuple[str, int, str, str]
+"""``(warehouse, rows, distribution, network)``."""
+
+
+@dataclass(frozen=True)
+class InTaskOptions:
+    """What to run.
+
+    :param cases: the cases, in order.
+    :param repeats: repetitions of a case whose runs last under 2 s (each on a fresh table).
+    :param latency_ms: the WAN network's latency fault: (low, high) milliseconds per request.
+    :param seed: seed of the rows.
+    :param timeout: most seconds one ``airflow dags test`` may take.
+    """
+
+    cases: tuple[Case, ...] = (
+        *((w, 1_000_000, d, "loopback") for w in ("postgres", "sqlite", "duckdb") for d in ("sample", "share5")),
+        *(("postgres", 20_000, d, "latency") for d in ("sample", "share5", "share35")),
+    )
+    repeats: int = 5
+    latency_ms: tuple[float, float] = (80.0, 120.0)
+    seed: int = 2026
+    timeout: float = 3600.0
+
+
+@dataclass
+class TaskFigures:
+    """One task of one DAG run: what it timed inside, and Airflow's record of it."""
+
+    inside: float
+    duration: float
+    value: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class DagRunFigures:
+    provider: TaskFigures
+    handwritten: TaskFigures
+    credits: int
+
+
+class AirflowHome:
+    """An ``AIRFLOW_HOME`` with a migrated SQLite metadata database whose DAGs folder is :data:`DAGS`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        self.env = {"AIRFLOW_HOME": str(path), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+                    "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS), "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+                    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        self.airflow("db", "migrate", timeout=600, log=path / "migrate.log")
+
+    def airflow(self, *args: str, env: dict[str, str] | None = None, timeout: float, log: Path) -> None:
+        with log.open("ab") as out:
+            code = subprocess.run([sys.executable, "-m", "airflow", *args],
+                                  env={**os.environ, **self.env, **(env or {})}, stdout=out, stderr=subprocess.STDOUT,
+                                  timeout=timeout, cwd=ROOT, check=False).returncode
+        if code != 0:
+            raise RuntimeError(f"airflow {' '.join(args[:2])} failed (exit code {code}); see {log}")
+
+    def last_run(self, dag_id: str) -> DagRunFigures:
+        """The figures of ``dag_id``'s latest DAG run, read from the metadata database."""
+        db = sqlite3.connect(self.path / "airflow.db")
+        try:
+            (run_id,) = db.execute("SELECT run_id FROM dag_run WHERE dag_id = ? ORDER BY id DESC LIMIT 1",
+                                   [dag_id]).fetchone()
+            tasks = {}
+            for task_id, duration, state in db.execute(
+                    "SELECT task_id, duration, state FROM task_instance WHERE dag_id = ? AND run_id = ?",
+                    [dag_id, run_id]):
+                if state != "success":
+                    raise RuntimeError(f"{dag_id} {run_id}: task {task_id} ended {state}")
+                (raw,) = db.execute("SELECT value FROM xcom WHERE dag_id = ? AND run_id = ? AND task_id = ? "
+                                    "AND key = 'return_value'", [dag_id, run_id, task_id]).fetchone()
+                value = json.loads(raw) if isinstance(raw, (str, bytes)) else raw
+                tasks[task_id] = TaskFigures(inside=float(value["execute_seconds"]), duration=float(duration),
+                                             value=value)
+        finally:
+            db.close()
+        return DagRunFigures(tasks["provider"], tasks["handwritten"], credits=0)
+
+
+@dataclass
+class Table:
+    """A case's table, and how the runs reach it."""
+
+    conf: dict[str, Any]
+    env: dict[str, str]
+    cleanup: Callable[[], None]
+
+
+def _postgres() -> Any:
+    import psycopg
+
+    return psycopg.connect(**POSTGRES, autocommit=True)  # type: ignore[arg-type]
+
+
+def build_table(warehouse: str, rows: int, distribution: str, *, seed: int, workdir: Path) -> Table:
+    """A fresh ``customers`` table of ``rows`` rows of ``distribution`` on ``warehouse``."""
+    data = list(customer_rows_of(distribution, rows, seed=seed))
+    suffix = uuid.uuid4().hex[:8]
+    if warehouse == "postgres":
+        table = f"bench_in_task_{suffix}"
+        with _postgres() as db:
+            db.execute(f"CREATE TABLE {table} (customer_id BIGINT PRIMARY KEY, first_name TEXT, country TEXT)")
+            with db.cursor().copy(f"COPY {table} (customer_id, first_name, country) FROM STDIN") as copy:
+                for row in data:
+                    copy.write_row(row)
+            db.execute(f"ANALYZE {table}")
+        conn = {"conn_type": "postgres", "host": POSTGRES["host"], "port": POSTGRES["port"],
+                "login": POSTGRES["user"], "schema": POSTGRES["dbname"]}
+
+        def drop() -> None:
+            with _postgres() as db:
+                for name in (table, f"{table}_gender", f"{table}_handwritten", f"answers_{suffix}"):
+                    db.execute(f"DROP TABLE IF EXISTS {name}")
+
+        return Table({"warehouse": "postgres", "table": table, **_answers(suffix)}, _conn_env(conn), drop)
+    path = workdir / f"in_task_{suffix}.{'duckdb' if warehouse == 'duckdb' else 'db'}"
+    if warehouse == "duckdb":
+        import duckdb
+
+        db = duckdb.connect(str(path))
+        db.execute("CREATE TABLE customers (customer_id BIGINT PRIMARY KEY, first_name VARCHAR, country VARCHAR)")
+        db.execute("INSERT INTO customers SELECT UNNEST(?), UNNEST(?), UNNEST(?)", [[r[i] for r in data]
+                                                                                     for i in range(3)])
+        db.close()
+    else:
+        with sqlite3.connect(path) as lite:
+            lite.execute("CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, first_name TEXT, country TEXT)")
+            lite.executemany("INSERT INTO customers VALUES (?, ?, ?)", data)
+        lite.close()
+    return Table({"warehouse": warehouse, "table": "customers", "db": str(path), **_answers(suffix)},
+                 _conn_env({"conn_type": warehouse, "host": str(path)}), lambda: path.unlink(missing_ok=True))
+
+
+def _conn_env(conn: dict[str, Any]) -> dict[str, str]:
+    return {f"AIRFLOW_CONN_{WAREHOUSE_CONN_ID.upper()}": json.dumps(conn)}
+
+
+def _answers(suffix: str) -> dict[str, Any]:
+    return {"conn_id": WAREHOUSE_CONN_ID, "answers_table": f"answers_{suffix}", "in_flight": 16}
+
+
+def run(options: InTaskOptions, workdir: Path) -> Section:
+    """Run every case and report."""
+    logs = workdir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    home = AirflowHome(workdir / "airflow-home")
+    results: dict[tuple[Case, str], list[DagRunFigures]] = {}
+    for network in ("loopback", "latency"):
+        cases = [case for case in options.cases if case[3] == network]
+        if not cases:
+            continue
+        with BenchService(workdir / f"emulator_in_task_{network}.log", credits=1_000_000_000) as service:
+            if network == "latency":
+                service.process.set_faults(latency_ms=list(options.latency_ms))
+            for case in cases:
+                warehouse, rows, distribution, _ = case
+                repeats = options.repeats if network == "latency" or rows <= 100_000 else 1
+                for repetition in range(repeats):
+                    table = build_table(warehouse, rows, distribution, seed=options.seed + repetition, workdir=workdir)
+                    dag_id = "bench_provider_first" if repetition % 2 == 0 else "bench_handwritten_first"
+                    try:
+                        for attempt in ATTEMPTS:
+                            before = service.counters()[1]
+                            home.airflow("dags", "test", dag_id, "-c", json.dumps(table.conf),
+                                         env={**service.connection_env(), **table.env}, timeout=options.timeout,
+                                         log=logs / f"in_task_{warehouse}_{rows}_{distribution}_{network}.log")
+                            figures = home.last_run(dag_id)
+                            figures.credits = before - service.counters()[1]
+                            results.setdefault((case, attempt), []).append(figures)
+                    finally:
+                        table.cleanup()
+    return report(options, results)
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def _shown(ratios: list[float]) -> str:
+    middle = ratio(_median(ratios))
+    return middle if len(ratios) == 1 else f"{middle} ({ratio(min(ratios))}-{ratio(max(ratios))}, {len(ratios)} runs)"
+
+
+def report(options: InTaskOptions, results: dict[tuple[Case, str], list[DagRunFigures]]) -> Section:
+    low, high = options.latency_ms
+    section = Section("in_task", "Inside a task: the provider's execute() beside the hand-written @task, one DAG run")
+    table = section.table(
+        ["network", "warehouse", "table", "names", "run", "provider execute()", "provider task", "its summary",
+         "hand-written @task", "hand-written task", "ratio (inside)", "ratio (task durations)",
+         "provider credits"],
+        "airflow dags test on an SQLite metadata database; each task times its own work (the operator's "
+        "execute(), the @task's whole body); task = the task instance's duration as Airflow records it; its "
+        "summary = the run's own duration_seconds. Ratio = hand-written ÷ provider (above 1: the provider is "
+        "faster); medians, and the median ratio with its range over the repetitions:")
+    for case in options.cases:
+        warehouse, rows, distribution, network = case
+        label = "loopback" if network == "loopback" else f"{low:g}-{high:g} ms"
+        for attempt in ATTEMPTS:
+            runs = results.get((case, attempt), [])
+            if not runs:
+                continue
+            inside = [r.handwritten.inside / r.provider.inside for r in runs]
+            durations = [r.handwritten.duration / r.provider.duration for r in runs]
+            table.add(label, warehouse, f"{count(rows)} rows", distribution, attempt,
+                      seconds(_median([r.provider.inside for r in runs])),
+                      seconds(_median([r.provider.duration for r in runs])),
+                      seconds(_median([float(r.provider.value.get("duration_seconds", 0)) for r in runs])),
+                      seconds(_median([r.handwritten.inside for r in runs])),
+                      seconds(_median([r.handwritten.duration for r in runs])),
+                      _shown(inside), _shown(durations), count(runs[0].provider.value.get("credits_used", 0)))
+            _check(section, case, attempt, label, inside, runs)
+    section.data = {"options": {"cases": [list(c) for c in options.cases], "repeats": options.repeats,
+                                "latency_ms": [low, high], "seed": options.seed},
+                    "runs": {"_".join(map(str, (*case, attempt))): [
+                        {"provider": vars(r.provider), "handwritten": vars(r.handwritten), "credits": r.credits}
+                        for r in runs] for (case, attempt), runs in results.items()}}
+    return section
+
+
+def _check(section: Section, case: Case, attempt: str, label: str, inside: list[float],
+           runs: list[DagRunFigures]) -> None:
+    warehouse, rows, distribution, network = case
+    where = f"{label}, {warehouse}, {count(rows)} rows, {distribution}, {attempt}"
+    at_goal = rows >= GOAL_SIZES[network]
+    goal = (FIRST_GOALS.get((warehouse, network)) if attempt == "first" else
+            RERUN_GOALS.get(warehouse) if network == "loopback" or warehouse == "postgres" else None)
+    section.check(f"{where}: hand-written @task ÷ provider execute()", f">= {goal:g}x" if goal and at_goal
+                  else "reported", _shown(inside), met=_median(inside) >= goal if goal and at_goal else None)
+    if attempt == "rerun":
+        paid = sorted({int(r.provider.value.get("credits_used", -1)) for r in runs})
+        section.check(f"{where}: the provider's rerun pays nothing", "0", ", ".join(map(str, paid)), met=paid == [0])
