@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_namelookup.version_compat import AIRFLOW_V_3_2_PLUS, AIRFLOW_V_3_3_PLUS
+from tests.support import set_connection
 
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
@@ -123,6 +124,10 @@ def test_a_dag_run_sends_metrics_whose_credits_add_up_to_what_the_emulator_charg
     table = sqlite_warehouse.create_customers([(1, "Ben", None), (2, "Carla", None)])
     sqlite_warehouse.created.append(f"{table}_again")
     charged_before = emulator.stats()["credits_charged"]
+    # Retries spread over seconds (not the fixture's 0.3 s), so that the watcher turns the 503s off
+    # within them however busy the machine: with both cores loaded it took longer than 0.3 s to.
+    set_connection("namelookup_default", {"conn_type": "namelookup", "host": emulator.url, "password": namelookup.token,
+                                          "extra": {"backoff_base": 0.05, "max_retries": 12}})
     recovered = recover_after_the_first_503(emulator)
     table_task = ("SqlGenderLookupOperator(task_id={!r}, conn_id=" + repr(sqlite_warehouse.conn_id) + ", source_table="
                   + repr(table) + ", target_table={!r}, key_column='customer_id', name_column='name')")
