@@ -32,6 +32,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any, ClassVar
 
+from airflow_provider_namelookup.third_party import fresh_databricks_connection
 from airflow_provider_namelookup.warehouse.dialects.base import (
     BulkLoad,
     DriverErrors,
@@ -83,10 +84,9 @@ class DatabricksDialect(WarehouseDialect):
         """A new connection each time: ``DatabricksSqlHook.get_conn`` hands back the last one it made,
         closed or lost included, so a run's store after a lost connection would fail on the dead one
         (and lose answers paid for), and a second session of the run would share the first's. The
-        hook's own ``run`` forgets its connection the same way after closing it."""
-        if hasattr(hook, "_sql_conn"):
-            hook._sql_conn = None
-        return hook.get_conn()
+        hook's own ``run`` forgets its connection the same way after closing it (a reach into the
+        hook's private attribute: :mod:`airflow_provider_namelookup.third_party`)."""
+        return fresh_databricks_connection(hook)
 
     def quote(self, name: str) -> str:
         return ".".join(f"`{part}`" for part in name.split("."))
