@@ -61,6 +61,7 @@ from airflow_provider_namelookup.engine.ports import (
     RunOutcome,
     Sink,
     SourceValue,
+    StatementCounts,
 )
 from airflow_provider_namelookup.engine.progress import RunProgress
 from airflow_provider_namelookup.engine.writeback import WriteBack
@@ -105,17 +106,17 @@ class LookupRun:
     :param rules: how values become queries (lookup, name kind, default hints, secrets).
     :param service: the service (the async hook).
     :param label: what is enriched, for log lines (default: the source's label).
-    :param statements: how many SQL statements the run has sent so far (a warehouse's count).
-    :param store_statements: how many of them stored answers.
-    :param on_failure: called with the error when a step fails, after the answers are kept and
-        the sink is filled, before the summary (which stays the last line of the log).
+    :param statements: what the run's SQL statements were, read for the summary (a warehouse's
+        counts; None for a list).
+    :param on_failure: called with the error and the number of distinct queries this run paid for
+        when a step fails, after the answers are kept and the sink is filled, before the summary
+        (which stays the last line of the log).
     """
 
     def __init__(self, rules: QueryRules, source: QuestionSource, cache: AnswerCache, sink: Sink,
                  service: LookupService, log: logging.Logger | Any, options: RunOptions | None = None, *,
-                 label: str | None = None, statements: Callable[[], int] | None = None,
-                 store_statements: Callable[[], int] | None = None,
-                 on_failure: Callable[[BaseException], None] | None = None) -> None:
+                 label: str | None = None, statements: StatementCounts | None = None,
+                 on_failure: Callable[[BaseException, int], None] | None = None) -> None:
         self.rules = rules
         self.lookup: LookupKind = rules.lookup
         self.source = source
@@ -125,7 +126,6 @@ class LookupRun:
         self.log = log
         self.options = options or RunOptions()
         self.statements = statements
-        self.store_statements = store_statements
         self.on_failure = on_failure
         self.progress = RunProgress(label=label or source.label, interval=self.options.progress_interval,
                                     reads_pages=getattr(source, "reads_pages", False), calls=service.counters)
@@ -488,7 +488,7 @@ class LookupRun:
         finally:
             self._count_outcomes()
             if failure is not None and self.on_failure is not None:
-                self.on_failure(failure)
+                self.on_failure(failure, self.ledger.count(QueryState.PAID))
             self.progress.log_summary(self.log)
 
     # Outcome ------------------------------------------------------------------------------------------------
@@ -507,9 +507,7 @@ class LookupRun:
         p.cache_hits = ledger.rows(QueryState.CACHED, QueryState.ANSWERED)
         p.rows_deferred = ledger.rows(QueryState.DEFERRED)
         if self.statements is not None:
-            p.statements = self.statements()
-        if self.store_statements is not None:
-            p.store_statements = self.store_statements()
+            p.statements, p.store_statements = self.statements.statements, self.statements.store_statements
 
 
 async def _then(first: Sequence[SourceValue] | None,
