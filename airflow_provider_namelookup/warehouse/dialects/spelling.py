@@ -113,6 +113,14 @@ class Spelling:
         """``expression`` as a value of the column's type, for ``CREATE TABLE ... AS SELECT``."""
         return f"CAST({expression} AS {self.column_type(column)})"
 
+    def nullable_like(self, expression: str) -> str:
+        """An expression of ``expression``'s type that a ``CREATE TABLE ... AS`` makes a nullable
+        column of (a plain column would carry its NOT NULL along, on MySQL).
+
+        Example: ``CASE WHEN 1 = 0 THEN s."customer_id" END`` (H2 folds that to a column of no type,
+        and writes ``CASE WHEN s."customer_id" IS NULL THEN s."customer_id" END``)."""
+        return f"CASE WHEN 1 = 0 THEN {expression} END"
+
     def cast_null(self, column: Column) -> str:
         """A NULL of the column's type."""
         return self.cast("NULL", column)
