@@ -155,15 +155,13 @@ class OnConflictDialect(WarehouseDialect, abstract=True):
     claim_returning = "query_hash"
 
     def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
-        p = self.placeholder
-        return (f"INSERT INTO {answers} AS a (query_hash, lookup, state, claimed_by, lease_expires) "
-                f"SELECT c.query_hash, {p}, 'claimed', {p}, {p} FROM ({chosen}) c WHERE 1 = 1 "
+        return (f"{self.insert_claim(answers, chosen, alias=' AS a')} WHERE 1 = 1 "
                 f"ON CONFLICT (query_hash) DO UPDATE SET state = 'claimed', claimed_by = excluded.claimed_by, "
                 f"lease_expires = excluded.lease_expires WHERE {reclaimable}")
 
     def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
                      lookup: str) -> list[Any]:
-        return [lookup, owner, lease, *chosen, *reclaimable]
+        return self.insert_claim_params(chosen, reclaimable, owner=owner, lease=lease, lookup=lookup)
 
     def upsert(self, table: str, columns: Sequence[str], key: str, select: str) -> str:
         sets = ", ".join(f"{c} = excluded.{c}" for c in columns if c != key)

@@ -22,6 +22,9 @@ from typing import Any, ClassVar
 from airflow_provider_namelookup.warehouse.dialects.run_tables import RunTables
 from airflow_provider_namelookup.warehouse.schema import Column
 
+CLAIM_COLUMNS = "(query_hash, lookup, state, claimed_by, lease_expires)"
+"""The columns a claim inserts."""
+
 
 class AnswersStatements(RunTables):
     """The answers table's statements (see the module docstring); its incoming table is a run table."""
@@ -54,6 +57,25 @@ class AnswersStatements(RunTables):
         Example: ``ALTER TABLE "t" ADD "paid_for" VARCHAR(256)``."""
         return f"ALTER TABLE {table} ADD {self.quote(column.name)} {self.column_type(column)}"
 
+    def merge_claim(self, answers: str, chosen: str, when_matched: str) -> str:
+        """A claim as one ``MERGE``: ``when_matched`` takes an existing row over, a missing one is
+        inserted claimed (the base's :meth:`claim`; Redshift's, whose ``MERGE`` has no ``WHEN MATCHED AND``)."""
+        p = self.placeholder
+        return (f"MERGE INTO {answers} AS a USING ({chosen}) AS c ON a.query_hash = c.query_hash {when_matched} "
+                f"WHEN NOT MATCHED THEN INSERT {CLAIM_COLUMNS} VALUES (c.query_hash, {p}, 'claimed', {p}, {p})")
+
+    def insert_claim(self, answers: str, chosen: str, *, alias: str = "") -> str:
+        """A claim as an insert that conflicts on the answers table's key, up to its conflict clause
+        (``ON CONFLICT``, ``ON DUPLICATE KEY UPDATE``); its parameters: :meth:`insert_claim_params`."""
+        p = self.placeholder
+        return (f"INSERT INTO {answers}{alias} {CLAIM_COLUMNS} SELECT c.query_hash, {p}, 'claimed', {p}, {p} "
+                f"FROM ({chosen}) c")
+
+    def insert_claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
+                            lookup: str) -> list[Any]:
+        """The parameters of a claim that starts with :meth:`insert_claim`."""
+        return [lookup, owner, lease, *chosen, *reclaimable]
+
     def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
         """Claim the hashes ``chosen`` selects (a column ``query_hash``): insert those nobody
         holds, take over those ``reclaimable`` (on the existing row ``a``). Parameters, in
@@ -61,11 +83,8 @@ class AnswersStatements(RunTables):
         (:meth:`claim_params` puts them in the statement's own order: a dialect that writes one
         writes both, which is checked when it is defined)."""
         p = self.placeholder
-        return (f"MERGE INTO {answers} AS a USING ({chosen}) AS c ON a.query_hash = c.query_hash "
-                f"WHEN MATCHED AND ({reclaimable}) THEN UPDATE SET state = 'claimed', claimed_by = {p}, "
-                f"lease_expires = {p} "
-                f"WHEN NOT MATCHED THEN INSERT (query_hash, lookup, state, claimed_by, lease_expires) "
-                f"VALUES (c.query_hash, {p}, 'claimed', {p}, {p})")
+        return self.merge_claim(answers, chosen, f"WHEN MATCHED AND ({reclaimable}) THEN UPDATE SET state = 'claimed', "
+                                                 f"claimed_by = {p}, lease_expires = {p}")
 
     def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
                      lookup: str) -> list[Any]:

@@ -32,6 +32,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, DriverErrors, OnConflictDialect
+from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.dialects.where_functions import (
     COMMON_WHERE_FUNCTIONS,
     STRFTIME,
@@ -142,10 +143,8 @@ class DuckDBDialect(OnConflictDialect):
     credit_promise = ("one writing process per database file: a run whose file another process holds is refused "
                       "before it spends; in one process, of two claims of a query the second fails at commit and "
                       "is run again")
-    types: ClassVar[dict[str, str]] = {
-        "text": "VARCHAR", "longtext": "VARCHAR", "float": "DOUBLE", "int": "INTEGER", "bigint": "BIGINT",
-        "timestamp": "TIMESTAMP",
-    }
+    types = column_types(text="VARCHAR", longtext="VARCHAR", float="DOUBLE",
+                         int="INTEGER", bigint="BIGINT", timestamp="TIMESTAMP")
 
     bulk_load = BulkLoad.UNNEST
     update_returning = "a.query_hash"

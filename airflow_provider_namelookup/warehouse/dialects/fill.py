@@ -48,10 +48,15 @@ class FillStatements(AnswersStatements):
         Example: ``CREATE TABLE "t" AS SELECT s."id" AS "id", CAST(NULL AS VARCHAR(16)) AS gender, ...
         FROM (...) s WHERE 1 = 0``, then :meth:`add_primary_key`.
         """
-        columns = [f"{names.key} AS {names.key_column}", *(f"{self.cast_null(c)} AS {c.name}" for c in typed),
-                   *(f"{expression} AS {column}" for expression, column in names.raw_columns())]
-        return [f"CREATE TABLE {table} AS SELECT {', '.join(columns)} FROM {names.relation} s WHERE 1 = 0",
+        select = f"SELECT {self.target_columns(names, typed)} FROM {names.relation} s WHERE 1 = 0"
+        return [f"CREATE TABLE {table} AS {select}",
                 *self.add_primary_key(table, names.key_column)]
+
+    def target_columns(self, names: Names, typed: Sequence[Column]) -> str:
+        """The columns of a target made like the source: its key, the ``typed`` columns as NULLs of
+        their type, the raw columns (the SELECT list of :meth:`create_like_source`)."""
+        return ", ".join([f"{names.key} AS {names.key_column}", *(f"{self.cast_null(c)} AS {c.name}" for c in typed),
+                          *(f"{expression} AS {column}" for expression, column in names.raw_columns())])
 
     def upsert(self, table: str, columns: Sequence[str], key: str, select: str) -> str:
         """Insert ``select``'s rows into ``table``, replacing rows with the same key (see the module's example)."""

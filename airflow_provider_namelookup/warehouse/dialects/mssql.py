@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from airflow_provider_namelookup.warehouse.dialects.base import (
     BulkLoad,
@@ -34,6 +34,7 @@ from airflow_provider_namelookup.warehouse.dialects.base import (
     WarehouseDialect,
     cloud_tuning,
 )
+from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.schema import Column
 
 _CASTS = {"bool": "BIT", "int": "BIGINT", "float": "FLOAT", "decimal": "DECIMAL(38, 10)", "datetime": "DATETIME2",
@@ -49,10 +50,8 @@ class MsSqlDialect(WarehouseDialect):
     proof = "parsed only"
     credit_promise = ("a claim is one MERGE WITH (HOLDLOCK) into the answers table: its range lock makes a second "
                       "run's claim of a query wait and find it held; deadlock victims are run again")
-    types: ClassVar[dict[str, str]] = {
-        "text": "NVARCHAR({n})", "longtext": "NVARCHAR(MAX)", "float": "FLOAT", "int": "INT", "bigint": "BIGINT",
-        "timestamp": "DATETIME2",
-    }
+    types = column_types(text="NVARCHAR({n})", longtext="NVARCHAR(MAX)", float="FLOAT",
+                         int="INT", bigint="BIGINT", timestamp="DATETIME2")
     bulk_load = BulkLoad.JSON
     tuning = cloud_tuning(store_every_seconds=10.0, store_batch=10_000)
     errors = DriverErrors(lock_conflict_codes=frozenset({1205}),  # a deadlock victim
@@ -77,9 +76,7 @@ class MsSqlDialect(WarehouseDialect):
         return f"SELECT * INTO {table} FROM ({select}) AS q"
 
     def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
-        columns = [f"{names.key} AS {names.key_column}", *(f"{self.cast_null(c)} AS {c.name}" for c in typed),
-                   *(f"{expression} AS {column}" for expression, column in names.raw_columns())]
-        return [f"SELECT {', '.join(columns)} INTO {table} FROM {names.relation} s WHERE 1 = 0",
+        return [f"SELECT {self.target_columns(names, typed)} INTO {table} FROM {names.relation} s WHERE 1 = 0",
                 *self.add_primary_key(table, names.key_column)]
 
     def exact_equal(self, left: str, right: str) -> str:

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.schema import Column
 
 _CASTS = {"text": "CHAR({n})", "longtext": "CHAR", "float": "DOUBLE", "int": "SIGNED", "bigint": "SIGNED",
@@ -37,10 +38,8 @@ class MySqlDialect(WarehouseDialect):
     name = "mysql"
     credit_promise = ("InnoDB row locks: claims are inserts that conflict on the answers table's primary key, "
                       "so one run wins each query; fix-ups lock the query's answers row")
-    types: ClassVar[dict[str, str]] = {
-        "text": "VARCHAR({n})", "longtext": "MEDIUMTEXT", "float": "DOUBLE", "int": "INT", "bigint": "BIGINT",
-        "timestamp": "DATETIME(6)",
-    }
+    types = column_types(text="VARCHAR({n})", longtext="MEDIUMTEXT", float="DOUBLE",
+                         int="INT", bigint="BIGINT", timestamp="DATETIME(6)")
     reads_while_writing = True
     errors = DriverErrors(lock_conflict_codes=frozenset({1205, 1213}),
                           lock_conflict_words=("deadlock", "lock wait timeout"),
@@ -99,17 +98,15 @@ class MySqlDialect(WarehouseDialect):
     def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
         """Assignments run left to right: ``claimed_by`` first, decided on the row as it was;
         the others follow it."""
-        p = self.placeholder
         mine = "claimed_by = VALUES(claimed_by)"
-        return (f"INSERT INTO {answers} (query_hash, lookup, state, claimed_by, lease_expires) "
-                f"SELECT c.query_hash, {p}, 'claimed', {p}, {p} FROM ({chosen}) c "
+        return (f"{self.insert_claim(answers, chosen)} "
                 f"ON DUPLICATE KEY UPDATE claimed_by = IF({reclaimable}, VALUES(claimed_by), claimed_by), "
                 f"lease_expires = IF({mine}, VALUES(lease_expires), lease_expires), "
                 f"state = IF({mine}, 'claimed', state)")
 
     def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
                      lookup: str) -> list[Any]:
-        return [lookup, owner, lease, *chosen, *reclaimable]
+        return self.insert_claim_params(chosen, reclaimable, owner=owner, lease=lease, lookup=lookup)
 
     def lock_answers(self, answers: str, chosen: str) -> str | None:
         return f"SELECT query_hash FROM {answers} WHERE query_hash IN ({chosen}) ORDER BY query_hash FOR UPDATE"

@@ -90,10 +90,7 @@ class RedshiftDialect(WarehouseDialect):
         def taken(new: str, column: str) -> str:
             return f"{column} = CASE WHEN ({reclaimable}) THEN {new} ELSE a.{column} END"
         sets = ", ".join([taken("'claimed'", "state"), taken(p, "claimed_by"), taken(p, "lease_expires")])
-        return (f"MERGE INTO {answers} AS a USING ({chosen}) AS c ON a.query_hash = c.query_hash "
-                f"WHEN MATCHED THEN UPDATE SET {sets} "
-                f"WHEN NOT MATCHED THEN INSERT (query_hash, lookup, state, claimed_by, lease_expires) "
-                f"VALUES (c.query_hash, {p}, 'claimed', {p}, {p})")
+        return self.merge_claim(answers, chosen, f"WHEN MATCHED THEN UPDATE SET {sets}")
 
     def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
                      lookup: str) -> list[Any]:

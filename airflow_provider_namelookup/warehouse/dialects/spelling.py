@@ -30,6 +30,18 @@ COLUMN_KINDS = ("text", "longtext", "float", "int", "bigint", "timestamp")
 :attr:`Spelling.types` names the engine's type of each."""
 
 
+def column_types(**types: str) -> dict[str, str]:
+    """A dialect's :attr:`Spelling.types`: the engine's type of each of :data:`COLUMN_KINDS`, by name.
+
+    >>> column_types(text="TEXT", longtext="TEXT", float="REAL", int="INTEGER", bigint="INTEGER",
+    ...              timestamp="TEXT")["float"]
+    'REAL'
+    """
+    if sorted(types) != sorted(COLUMN_KINDS):
+        raise TypeError(f"column_types takes exactly {', '.join(COLUMN_KINDS)}; got {', '.join(types)}")
+    return types
+
+
 class Spelling:
     """How one warehouse spells values, names and types; and, as class attributes, what the
     engine needs to know of it (see :mod:`.base` for which of them a dialect must write).

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, Names, OnConflictDialect, Tuning
+from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.dialects.where_functions import STRFTIME, WhereFunctions, without
 from airflow_provider_namelookup.warehouse.schema import Column
 
@@ -36,10 +37,7 @@ class SqliteDialect(OnConflictDialect):
     name = "sqlite"
     where_functions: ClassVar[WhereFunctions] = {**without("extract (date_part)", "year, month, day"), **STRFTIME}
     credit_promise = "one writer at a time per database file; claims conflict on the answers table's primary key"
-    types: ClassVar[dict[str, str]] = {
-        "text": "TEXT", "longtext": "TEXT", "float": "REAL", "int": "INTEGER", "bigint": "INTEGER",
-        "timestamp": "TEXT",
-    }
+    types = column_types(text="TEXT", longtext="TEXT", float="REAL", int="INTEGER", bigint="INTEGER", timestamp="TEXT")
     tuning = Tuning(max_in_list=500)
     errors = DriverErrors(lock_conflict_words=("database is locked",))
     indexes_null_safe_equality = True  # `IS` is looked up through an index like `=`
