@@ -152,7 +152,7 @@ wheel-smoke: $(STAMP)
 		     && $(SMOKE_VENV)/bin/python -m pip install --quiet --upgrade pip; }
 	$(SMOKE_VENV)/bin/python -m pip uninstall --quiet --yes airflow-provider-namelookup namelookup-emulator
 	$(SMOKE_VENV)/bin/python -m pip install --quiet "$$(ls dist/namelookup_emulator-*.whl)" \
-		"$$(ls dist/airflow_provider_namelookup-*.whl)[emulator]"
+		"$$(ls dist/airflow_provider_namelookup-*.whl)[emulator,compliance]"
 	cat pyproject.toml $(EMULATOR_PYPROJECT) | sha256sum | cut -d' ' -f1 > $(SMOKE_VENV)/.pyproject.sha
 	cd /tmp && $(SMOKE_VENV)/bin/python $(CURDIR)/packaging/wheel_smoke.py provider $(CURDIR)
 	test "$$(cat $(EMULATOR_SMOKE_VENV)/.pyproject.sha 2>/dev/null)" = "$$(sha256sum $(EMULATOR_PYPROJECT) | cut -d' ' -f1)" \
