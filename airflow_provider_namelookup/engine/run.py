@@ -131,7 +131,7 @@ class LookupRun:
         self.ledger = Ledger()
         self.price = self.lookup.credits_per_query
         self.planner = PagePlanner(rules, source, cache, self.ledger, self.progress, log)
-        self.spending = Spending(service, options, cache, source, price=self.price, log=log)
+        self.spending = Spending(service, options, cache, source, self.price, log)
         claimer = Claimer(cache, self.ledger, price=self.price, poll_seconds=options.poll_seconds)
         self.asker = Asker(service, self.lookup, cache, self.ledger, self.progress, log, claimer)
         self.finisher = Finisher(self.planner, cache, sink, self.spending, self.ledger, self.progress, log,

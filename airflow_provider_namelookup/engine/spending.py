@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_namelookup.engine.budget import CreditBudget, InsufficientCreditsMode, decide_budget
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from airflow_provider_namelookup.engine.run import RunOptions
 
 
+@dataclass
 class Spending:
     """The budget of one run (see the module docstring).
 
@@ -32,17 +34,15 @@ class Spending:
     :param price: credits per query.
     """
 
-    def __init__(self, service: LookupService, options: RunOptions, cache: AnswerCache, source: QuestionSource, *,
-                 price: int, log: logging.Logger | Any) -> None:
-        self.service = service
-        self.options = options
-        self.cache = cache
-        self.source = source
-        self.price = price
-        self.log = log
-        self.remaining_credits: int | None = None
-        self._remaining_asked: asyncio.Task[int] | None = None
-        self._spent_earlier: int | None = None
+    service: LookupService
+    options: RunOptions
+    cache: AnswerCache
+    source: QuestionSource
+    price: int
+    log: logging.Logger | Any
+    remaining_credits: int | None = None
+    _remaining_asked: asyncio.Task[int] | None = field(default=None, repr=False)
+    _spent_earlier: int | None = None
 
     async def remaining(self) -> int:
         """The account's remaining credits: one free statistic call per run, at most (asked
