@@ -50,7 +50,7 @@ def serve(port: int, token: str, latency_ms: list[float]) -> None:
     config.keep_alive_timeout = 30
     config.h2_max_concurrent_streams = 1000
     config.keep_alive_max_requests = 1_000_000_000  # its default (1,000) ends an HTTP/2 connection mid-run
-    asyncio.run(hypercorn_serve(create_app(state=state), config))  # type: ignore[arg-type]
+    asyncio.run(hypercorn_serve(create_app(state=state), config))  # type: ignore[arg-type, unused-ignore]  # typed as ASGI by some hypercorn releases only
 
 
 def _free_port() -> int:

@@ -40,6 +40,20 @@ RSS_GROWTH_TARGET_MB = 50.0
 
 
 @dataclass(frozen=True)
+class WarehouseOptions:
+    """What to run on a warehouse of the table benchmarks (PostgreSQL, DuckDB).
+
+    :param sizes: table sizes in rows.
+    :param seed: seed of the customer rows.
+    :param timeout: most seconds one measured run may take.
+    """
+
+    sizes: tuple[int, ...] = (100_000, 1_000_000)
+    seed: int = 2026
+    timeout: float = 3600.0
+
+
+@dataclass(frozen=True)
 class TableOptions:
     """What to run.
 

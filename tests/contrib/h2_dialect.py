@@ -23,7 +23,6 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,18 +32,16 @@ H2_JAR = Path("/usr/share/java/h2.jar")
 """Debian's libh2-java (``make h2`` installs it)."""
 
 
-class H2Dialect(WarehouseDialect):
+# sqlglot_name: sqlglot has no H2; a where is written back in its nearest standard SQL
+class H2Dialect(WarehouseDialect, name="h2", sqlglot_name="postgres",
+                credit_promise=("claims are MERGE inserts on the answers table's primary key: of two "
+                                "runs, the second waits on the first's row lock, fails on the key, "
+                                "and is run again, finding the query held")):
     """The spellings of H2: what differs from the base is in this module's docstring."""
 
-    name = "h2"
-    sqlglot_name = "postgres"  # sqlglot has no H2; a where is written back in its nearest standard SQL
-    credit_promise = ("claims are MERGE inserts on the answers table's primary key: of two runs, the second waits on "
-                      "the first's row lock, fails on the key, and is run again, finding the query held")
+    naive_timestamps = True
     errors = DriverErrors(lock_conflict_words=("unique index or primary key violation", "deadlock",
                                                "timeout trying to lock", "concurrent update"))
-
-    def timestamp(self, moment: datetime) -> Any:
-        return moment.replace(tzinfo=None)
 
     def nullable_like(self, expression: str) -> str:
         return f"CASE WHEN {expression} IS NULL THEN {expression} END"  # H2 folds CASE WHEN 1 = 0 to an untyped NULL

@@ -18,7 +18,8 @@ group                                   what the engine does with it
 :class:`~.traits.DriverErrors`          the driver's errors classified: lock conflict, lost connection, duplicate key
 ======================================  =====================================================================
 
-**What a dialect must write** is :data:`MUST_WRITE` (what no default can say), and what its own
+**What a dialect must write** is :data:`MUST_WRITE` (what no default can say, given in its class
+statement), and what its own
 choices bind it to (:data:`MUST_WRITE_WHEN`: ``bulk_load = BulkLoad.JSON`` needs ``json_select``,
 a ``claim`` of its own needs its ``claim_params``). Everything else has a default that most
 warehouses share, and is overridden only where the engine spells it differently. The check runs
@@ -28,9 +29,10 @@ when the class is defined, so a dialect missing one fails at import, naming what
 
 Example::
 
-    class FirebirdDialect(WarehouseDialect):
-        name = "firebird"
-        credit_promise = "claims are MERGE inserts that conflict on the answers table's primary key"
+    class FirebirdDialect(WarehouseDialect, name="firebird",
+                          credit_promise="claims are MERGE inserts that conflict on the answers table's primary key"):
+        types = column_types(text="VARCHAR({n})", longtext="BLOB SUB_TYPE TEXT", float="DOUBLE PRECISION",
+                             int="INTEGER", bigint="BIGINT", timestamp="TIMESTAMP")
 
     FirebirdDialect(hook).claim("answers", "SELECT ...", reclaimable="...")   # the standard MERGE
 """
@@ -60,7 +62,8 @@ MUST_WRITE: dict[str, str] = {
     "name": "the engine's name, as its module is named (messages, the docs' table of warehouses)",
     "credit_promise": "how the engine's keys, locks or commits let exactly one of two runs claiming a query win it",
 }
-"""The class attributes every dialect writes itself, and what each says."""
+"""What every dialect says of its engine in its class statement (``class MyDialect(WarehouseDialect,
+name=..., credit_promise=...)``), and what each is for."""
 
 MUST_WRITE_WHEN: tuple[tuple[str, str, str], ...] = (
     ("bulk_load = BulkLoad.JSON", "json_select", "the SELECT that reads the bound JSON document's rows"),
@@ -81,10 +84,17 @@ class WarehouseDialect(SourceReading, FillStatements):
     :param hook: the warehouse's common-sql ``DbApiHook`` (quoting and the bind marker come from it).
     """
 
-    def __init_subclass__(cls, *, abstract: bool = False, **kwargs: Any) -> None:
-        """Check the contract when a dialect is defined (``abstract=True``: a shared refinement of
-        the base, such as :class:`OnConflictDialect`, checked in its subclasses)."""
+    def __init_subclass__(cls, *, abstract: bool = False, name: str | None = None, credit_promise: str | None = None,
+                          proof: str | None = None, sqlglot_name: str | None = None, **kwargs: Any) -> None:
+        """Take what a dialect says of its engine (``class MyDialect(WarehouseDialect, name="...",
+        credit_promise="...")``: :data:`MUST_WRITE`, ``proof`` and ``sqlglot_name``) and check the
+        contract (``abstract=True``: a shared refinement of the base, such as :class:`OnConflictDialect`,
+        checked in its subclasses)."""
         super().__init_subclass__(**kwargs)
+        said = {"name": name, "credit_promise": credit_promise, "proof": proof, "sqlglot_name": sqlglot_name}
+        for attribute, value in said.items():
+            if value is not None:
+                setattr(cls, attribute, value)
         if not abstract:
             missing = contract_gaps(cls)
             if missing:

@@ -40,13 +40,12 @@ _CASTS = {"bool": "BOOL", "int": "INT64", "float": "FLOAT64", "decimal": "BIGNUM
 _EXPIRY = "OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY))"
 
 
-class BigQueryDialect(CloudTableDialect):
+class BigQueryDialect(CloudTableDialect, name="bigquery", proof="emulator",
+                      credit_promise=("snapshot isolation: of two runs' MERGE claims of one query "
+                                      "BigQuery aborts one, which is run again and finds the query "
+                                      "held")):
     """The spellings of Google BigQuery: what differs from the base is in this module's docstring."""
 
-    name = "bigquery"
-    proof = "emulator"
-    credit_promise = ("snapshot isolation: of two runs' MERGE claims of one query BigQuery aborts one, which is run "
-                      "again and finds the query held")
     types = column_types(text="STRING", longtext="STRING", float="FLOAT64",
                          int="INT64", bigint="INT64", timestamp="TIMESTAMP")
     tuning = cloud_tuning(conflict_attempts=10, conflict_backoff_seconds=1.0)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from datetime import datetime
 from functools import cached_property
 from typing import Any
 
@@ -41,19 +40,19 @@ _CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "DOUBLE", "decimal": "DEC
           "datetime": "TIMESTAMP", "date": "DATE"}
 
 
-class DatabricksDialect(CloudTableDialect):
+# proof: Apache Spark 3.5.6 (the engine Databricks SQL grew from) ran every statement of whole runs on Iceberg
+# tables (no Delta Lake here) through a test-only DB-API adapter (tests/warehouse/spark_dbapi.py)
+class DatabricksDialect(CloudTableDialect, name="databricks", proof="emulator",
+                        credit_promise=("Delta's optimistic commits: of two runs' MERGE claims of one"
+                                        " query the second fails with a concurrent-modification error"
+                                        " and is run again, finding the query held")):
     """The spellings of Databricks SQL: what differs from the base is in this module's docstring."""
 
-    name = "databricks"
-    # Apache Spark 3.5.6 (the engine Databricks SQL grew from) ran every statement of whole runs on Iceberg
-    # tables (no Delta Lake here) through a test-only DB-API adapter (tests/warehouse/spark_dbapi.py)
-    proof = "emulator"
     # a databricks connection's registered hook is the REST API's DatabricksHook
     sql_hook = ("airflow.providers.databricks.hooks.databricks_sql", "DatabricksSqlHook", "databricks_conn_id")
-    credit_promise = ("Delta's optimistic commits: of two runs' MERGE claims of one query the second fails with a "
-                      "concurrent-modification error and is run again, finding the query held")
     types = column_types(text="STRING", longtext="STRING", float="DOUBLE",
                          int="INT", bigint="BIGINT", timestamp="TIMESTAMP")
+    naive_timestamps = True
     tuning = cloud_tuning(conflict_attempts=10, conflict_backoff_seconds=0.5)
     errors = DriverErrors(lock_conflict_words=("concurrent", "conflicting commit"),
                           duplicate_key_words=("already exists", "table_or_view_already_exists"))
@@ -77,9 +76,6 @@ class DatabricksDialect(CloudTableDialect):
         hook's own ``run`` forgets its connection the same way after closing it (a reach into the
         hook's private attribute: :mod:`airflow_provider_namelookup.third_party`)."""
         return fresh_databricks_connection(hook)
-
-    def timestamp(self, moment: datetime) -> Any:
-        return moment.replace(tzinfo=None)
 
     def create_temp_as(self, table: str, select: str) -> str:
         return f"CREATE TABLE {table} AS {select}"

@@ -24,7 +24,6 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from airflow_provider_namelookup.warehouse.dialects.base import (
@@ -42,14 +41,14 @@ _CASTS = {"bool": "BIT", "int": "BIGINT", "float": "FLOAT", "decimal": "DECIMAL(
 _BYTES = "VARBINARY(8000)"
 
 
-class MsSqlDialect(WarehouseDialect):
+class MsSqlDialect(WarehouseDialect, name="mssql", sqlglot_name="tsql", proof="parsed only",
+                   credit_promise=("a claim is one MERGE WITH (HOLDLOCK) into the answers table: its "
+                                   "range lock makes a second run's claim of a query wait and find it"
+                                   " held; deadlock victims are run again")):
     """The spellings of SQL Server and Azure SQL: what differs from the base is in this module's docstring."""
 
-    name = "mssql"
-    sqlglot_name = "tsql"
-    proof = "parsed only"
-    credit_promise = ("a claim is one MERGE WITH (HOLDLOCK) into the answers table: its range lock makes a second "
-                      "run's claim of a query wait and find it held; deadlock victims are run again")
+    naive_timestamps = True
+    compares_bytes_as = _BYTES
     types = column_types(text="NVARCHAR({n})", longtext="NVARCHAR(MAX)", float="FLOAT",
                          int="INT", bigint="BIGINT", timestamp="DATETIME2")
     bulk_load = BulkLoad.JSON
@@ -62,9 +61,6 @@ class MsSqlDialect(WarehouseDialect):
     def literal(self, value: Any) -> str:
         text = super().literal(value)
         return f"N{text}" if text.startswith("'") else text
-
-    def timestamp(self, moment: datetime) -> Any:
-        return moment.replace(tzinfo=None)
 
     def temp_name(self, base: str, schema: str | None = None) -> str:
         return f"#{base}"
@@ -79,19 +75,9 @@ class MsSqlDialect(WarehouseDialect):
         return [f"SELECT {self.target_columns(names, typed)} INTO {table} FROM {names.relation} s WHERE 1 = 0",
                 *self.add_primary_key(table, names.key_column)]
 
-    def exact_equal(self, left: str, right: str) -> str:
-        return f"{left} = {right} AND CAST({left} AS {_BYTES}) = CAST({right} AS {_BYTES})"
-
     def null_safe_equal(self, left: str, right: str) -> str:
         return (f"(CAST({left} AS {_BYTES}) = CAST({right} AS {_BYTES}) "
                 f"OR ({left} IS NULL AND {right} IS NULL))")
-
-    def distinct_values(self, names: Names, unchanged: str | None) -> str:
-        """Groups on the bytes (the collation would merge Anna and ANNA), each group's value read
-        back through ``MIN`` (every value of a group is the same)."""
-        country = f"MIN({names.country})" if names.country else "NULL"
-        groups = ", ".join(f"CAST({e} AS {_BYTES})" for e in (names.name, names.country) if e)
-        return self._distinct_values(names, unchanged, f"MIN({names.name}), {country}", groups)
 
     def json_select(self, width: int, kinds: Sequence[str]) -> str:
         values = ", ".join(f"CAST(j.c{i} AS {_CASTS[k]})" if k in _CASTS else f"j.c{i}" for i, k in enumerate(kinds))

@@ -21,7 +21,6 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, Names, WarehouseDialect
@@ -32,12 +31,14 @@ _CASTS = {"text": "CHAR({n})", "longtext": "CHAR", "float": "DOUBLE", "int": "SI
           "timestamp": "DATETIME(6)"}
 
 
-class MySqlDialect(WarehouseDialect):
+class MySqlDialect(WarehouseDialect, name="mysql",
+                   credit_promise=("InnoDB row locks: claims are inserts that conflict on the answers"
+                                   " table's primary key, so one run wins each query; fix-ups lock "
+                                   "the query's answers row")):
     """The spellings of MySQL and MariaDB: what differs from the base is in this module's docstring."""
 
-    name = "mysql"
-    credit_promise = ("InnoDB row locks: claims are inserts that conflict on the answers table's primary key, "
-                      "so one run wins each query; fix-ups lock the query's answers row")
+    naive_timestamps = True
+    compares_bytes_as = "BINARY"
     types = column_types(text="VARCHAR({n})", longtext="MEDIUMTEXT", float="DOUBLE",
                          int="INT", bigint="BIGINT", timestamp="DATETIME(6)")
     reads_while_writing = True
@@ -56,17 +57,11 @@ class MySqlDialect(WarehouseDialect):
     def on_connect(self) -> list[str]:
         return ["SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"]  # INSERT ... SELECT reads without locks
 
-    def timestamp(self, moment: datetime) -> Any:
-        return moment.replace(tzinfo=None)
-
     def cast_null(self, column: Column) -> str:
         return f"CAST(NULL AS {_CASTS[column.kind].format(n=column.length)})"
 
-    def exact_equal(self, left: str, right: str) -> str:
-        return f"{left} = {right} AND CAST({left} AS BINARY) = CAST({right} AS BINARY)"
-
     def null_safe_equal(self, left: str, right: str) -> str:
-        return f"CAST({left} AS BINARY) <=> CAST({right} AS BINARY)"
+        return f"CAST({left} AS {self.compares_bytes_as}) <=> CAST({right} AS {self.compares_bytes_as})"
 
     def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
         raw = ", ".join([f"{names.key} AS {names.key_column}",
@@ -87,13 +82,6 @@ class MySqlDialect(WarehouseDialect):
 
     def index_temp(self, table: str, index: str, columns: Sequence[str]) -> list[str]:
         return [f"CREATE INDEX {self.quote(index)} ON {table} ({columns[0]}(191))"]
-
-    def distinct_values(self, names: Names, unchanged: str | None) -> str:
-        """Groups on the bytes (the collation would merge José and Jose), each group's value
-        read back through ``MIN`` (every value of a group is the same)."""
-        country = f"MIN({names.country})" if names.country else "NULL"
-        groups = ", ".join(f"CAST({e} AS BINARY)" for e in (names.name, names.country) if e)
-        return self._distinct_values(names, unchanged, f"MIN({names.name}), {country}", groups)
 
     def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
         """Assignments run left to right: ``claimed_by`` first, decided on the row as it was;

@@ -30,13 +30,12 @@ from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 _STAGE_PREFIX = "namelookup_stage_"
 
 
-class PostgresDialect(OnConflictDialect):
+class PostgresDialect(OnConflictDialect, name="postgresql", sqlglot_name="postgres",
+                      credit_promise=("row-level: claims are inserts that conflict on the answers "
+                                      "table's primary key, so one run wins each query; fix-ups lock "
+                                      "the query's answers row")):
     """The spellings of PostgreSQL: what differs from the base is in this module's docstring."""
 
-    name = "postgresql"
-    sqlglot_name = "postgres"
-    credit_promise = ("row-level: claims are inserts that conflict on the answers table's primary key, so one "
-                      "run wins each query; fix-ups lock the query's answers row")
     types = column_types(text="VARCHAR({n})", longtext="TEXT", float="DOUBLE PRECISION",
                          int="INTEGER", bigint="BIGINT", timestamp="TIMESTAMP WITH TIME ZONE")
     bulk_load = BulkLoad.COPY

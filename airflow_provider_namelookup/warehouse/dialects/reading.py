@@ -73,6 +73,10 @@ class SourceReading(Spelling):
         :param unchanged: the condition on a target row ``t`` that makes a source row ``s``
             unchanged (a correlated ``SELECT 1 FROM target t WHERE ...``); None when there is no target yet.
         """
+        if self.compares_bytes_as:  # grouped on the bytes, each group's value read back through MIN
+            country = f"MIN({names.country})" if names.country else "NULL"
+            groups = ", ".join(f"CAST({e} AS {self.compares_bytes_as})" for e in (names.name, names.country) if e)
+            return self._distinct_values(names, unchanged, f"MIN({names.name}), {country}", groups)
         country = names.country or "NULL"
         groups = ", ".join(e for e in (names.name, names.country) if e)
         return self._distinct_values(names, unchanged, f"{names.name}, {country}", groups)

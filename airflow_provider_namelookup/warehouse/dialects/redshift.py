@@ -32,20 +32,17 @@ from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, Driver
 _STATEMENT_BYTES = 8_000_000
 
 
-class RedshiftDialect(WarehouseDialect):
+class RedshiftDialect(WarehouseDialect, name="redshift", proof="parsed only",
+                      credit_promise=("serialisable transactions: of two runs' claims of one query "
+                                      "the second fails with a serializable isolation violation and "
+                                      "is run again, finding the query held")):
     """The spellings of Amazon Redshift: what differs from the base is in this module's docstring."""
 
-    name = "redshift"
-    proof = "parsed only"
-    credit_promise = ("serialisable transactions: of two runs' claims of one query the second fails with a "
-                      "serializable isolation violation and is run again, finding the query held")
+    naive_timestamps = True
     enforces_keys = False
     bulk_load = BulkLoad.LITERALS
     tuning = cloud_tuning(conflict_attempts=8, conflict_backoff_seconds=0.5)
     errors = DriverErrors(lock_conflict_words=("serializable isolation violation", "deadlock"))
-
-    def timestamp(self, moment: datetime) -> Any:
-        return moment.replace(tzinfo=None)
 
     def null_safe_equal(self, left: str, right: str) -> str:
         return f"({left} = {right} OR ({left} IS NULL AND {right} IS NULL))"

@@ -72,6 +72,11 @@ class Spelling:
                                        "float": "DOUBLE PRECISION", "int": "INTEGER", "bigint": "BIGINT",
                                        "timestamp": "TIMESTAMP"}
     """The engine's type of each of :data:`COLUMN_KINDS` (``{n}``: a text column's length)."""
+    naive_timestamps: ClassVar[bool] = False
+    """The driver takes timestamps without a time zone (UTC, naive)."""
+    compares_bytes_as: ClassVar[str | None] = None
+    """The type raw values are cast to for comparing and grouping them exactly, where the default
+    collations fold case or accents (MySQL's ``BINARY``); None: they compare exactly as they are."""
     errors: ClassVar[DriverErrors] = DriverErrors()
     """How the driver's errors are told apart."""
     tuning: ClassVar[Tuning] = Tuning()
@@ -138,12 +143,17 @@ class Spelling:
         return self.cast("NULL", column)
 
     def timestamp(self, moment: datetime) -> Any:
-        """``enriched_at`` as the driver takes it (an aware UTC datetime by default)."""
-        return moment
+        """``enriched_at`` as the driver takes it: an aware UTC datetime, or a naive one where
+        :attr:`naive_timestamps` says so."""
+        return moment.replace(tzinfo=None) if self.naive_timestamps else moment
 
     # Equality on raw values --------------------------------------------------------------------------
     def exact_equal(self, left: str, right: str) -> str:
-        """Equality that tells apart values differing by case or accents (José, Jose)."""
+        """Equality that tells apart values differing by case or accents (José, Jose): on their
+        bytes, where :attr:`compares_bytes_as` names their type (the plain ``=`` first, which an index serves)."""
+        if self.compares_bytes_as:
+            t = self.compares_bytes_as
+            return f"{left} = {right} AND CAST({left} AS {t}) = CAST({right} AS {t})"
         return f"{left} = {right}"
 
     def null_safe_equal(self, left: str, right: str) -> str:

@@ -31,12 +31,12 @@ from airflow_provider_namelookup.warehouse.schema import Column
 _BUSY_TIMEOUT_MS = 120_000
 
 
-class SqliteDialect(OnConflictDialect):
+class SqliteDialect(OnConflictDialect, name="sqlite",
+                    credit_promise=("one writer at a time per database file; claims conflict on the "
+                                    "answers table's primary key")):
     """The spellings of SQLite: what differs from the base is in this module's docstring."""
 
-    name = "sqlite"
     where_functions: ClassVar[WhereFunctions] = {**without("extract (date_part)", "year, month, day"), **STRFTIME}
-    credit_promise = "one writer at a time per database file; claims conflict on the answers table's primary key"
     types = column_types(text="TEXT", longtext="TEXT", float="REAL", int="INTEGER", bigint="INTEGER", timestamp="TEXT")
     tuning = Tuning(max_in_list=500)
     errors = DriverErrors(lock_conflict_words=("database is locked",))
