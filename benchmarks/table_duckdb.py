@@ -18,10 +18,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules, plan_name
 from benchmarks.figures import Section
 from benchmarks.service import BenchService
-from benchmarks.table_enrichment import Run, WarehouseOptions, first_and_rerun, measured_run
+from benchmarks.table_enrichment import Run, WarehouseOptions, first_and_rerun, measured_run, planned_counts
 from namelookup_emulator.sample import customer_rows
 
 WAREHOUSE_CONN_ID = "bench_duckdb"
@@ -46,16 +45,7 @@ def build_customers(path: Path, size: int, *, seed: int) -> tuple[int, int]:
         pairs = db.execute("SELECT first_name, country, COUNT(*) FROM customers GROUP BY ALL").fetchall()
     finally:
         db.close()
-    spec = QueryRules(LookupKind.GENDER)
-    valid: set[str] = set()
-    invalid = 0
-    for name, country, repeats in pairs:
-        planned = plan_name(name, spec, country=country)
-        if planned.query is None:
-            invalid += repeats
-        else:
-            valid.add(planned.query_hash)
-    return len(valid), invalid
+    return planned_counts(pairs)
 
 
 def connection_env(path: Path) -> dict[str, str]:

@@ -22,10 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules, plan_name
 from benchmarks.figures import Section, count, megabytes, seconds
 from benchmarks.service import BenchService
-from benchmarks.table_enrichment import Run, WarehouseOptions, first_and_rerun, measured_run
+from benchmarks.table_enrichment import Run, WarehouseOptions, first_and_rerun, measured_run, planned_counts
 from namelookup_emulator.sample import customer_rows
 
 WAREHOUSE_CONN_ID = "bench_postgres"
@@ -63,18 +62,9 @@ def load_customers(table: str, size: int, *, seed: int) -> None:
 
 def distinct_queries(table: str) -> tuple[int, int]:
     """``(distinct valid queries, invalid rows)`` of a customers table, by the planner's rules."""
-    spec = QueryRules(LookupKind.GENDER)
-    valid: set[str] = set()
-    invalid = 0
     with _connect() as db:
-        for name, country, repeats in db.execute(
-                f"SELECT first_name, country, COUNT(*) FROM {table} GROUP BY first_name, country"):
-            planned = plan_name(name, spec, country=country)
-            if planned.query is None:
-                invalid += repeats
-            else:
-                valid.add(planned.query_hash)
-    return len(valid), invalid
+        return planned_counts(db.execute(f"SELECT first_name, country, COUNT(*) FROM {table} "
+                                         "GROUP BY first_name, country"))
 
 
 def drop(tables: list[str]) -> None:
