@@ -2,7 +2,11 @@
 names, column types, casts and equality; and the class attributes that describe the engine.
 
 :class:`Spelling` is the root of the dialect contract (:class:`~.base.WarehouseDialect`): each
-group of statements (:mod:`.reading`, :mod:`.run_tables`, :mod:`.claims`, :mod:`.fill`) builds on
+group of statements
+(:mod:`~airflow_provider_namelookup.warehouse.dialects.reading`,
+:mod:`~airflow_provider_namelookup.warehouse.dialects.run_tables`,
+:mod:`~airflow_provider_namelookup.warehouse.dialects.claims`,
+:mod:`~airflow_provider_namelookup.warehouse.dialects.fill`) builds on
 these. Quoting of identifiers and the bind marker come from the hook's common-sql ``Dialect``
 (``hook.dialect``, ``hook.placeholder``), which knows them for every engine.
 
@@ -44,7 +48,8 @@ def column_types(**types: str) -> dict[str, str]:
 
 class Spelling:
     """How one warehouse spells values, names and types; and, as class attributes, what the
-    engine needs to know of it (see :mod:`.base` for which of them a dialect must write).
+    engine needs to know of it (see :mod:`~airflow_provider_namelookup.warehouse.dialects.base` for
+    which of them a dialect must write).
 
     :param hook: the warehouse's common-sql ``DbApiHook`` (or any object with ``placeholder``,
         ``dialect.escape_word`` and ``get_conn``: see
