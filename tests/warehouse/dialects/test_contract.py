@@ -60,5 +60,5 @@ def test_types_name_every_column_kind_and_proof_is_known() -> None:
         column_types(text="TEXT")
     with pytest.raises(IncompleteDialect, match=r"types of timestamp .*; proof as one of"):
         class Untyped(WarehouseDialect, name="untyped", credit_promise=PROMISE, proof="tried once"):
-            types: ClassVar[dict[str, str]] = {"text": "TEXT", "longtext": "TEXT", "float": "REAL", "int": "INTEGER", 
+            types: ClassVar[dict[str, str]] = {"text": "TEXT", "longtext": "TEXT", "float": "REAL", "int": "INTEGER",
                                                "bigint": "INTEGER"}
