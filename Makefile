@@ -11,7 +11,7 @@ EMULATOR_DIR := namelookup-emulator
 EMULATOR_PYPROJECT := $(EMULATOR_DIR)/pyproject.toml
 
 .PHONY: install test test-compat lint unit demo bench emulator scale-test clean wheel-smoke browser screenshots \
-	bigquery-emulator spark docs
+	bigquery-emulator spark h2 docs
 # Cached outside the tree so that CI's fresh clones reuse them (rebuilt when a pyproject.toml changes).
 BQEMULATOR_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/bqemulator-venv
 SMOKE_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/wheel-smoke-venv
@@ -43,7 +43,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy airflow_provider_namelookup $(EMULATOR_DIR)/namelookup_emulator benchmarks scale_test compat
 
-test: lint browser bigquery-emulator spark
+test: lint browser bigquery-emulator spark h2
 	NAMELOOKUP_BQEMULATOR_PYTHON=$(BQEMULATOR_VENV)/bin/python $(BIN)/python -m pytest
 
 # bqemulator (a BigQuery REST API on DuckDB), which the BigQuery tests run the engine's statements on
@@ -88,6 +88,16 @@ spark: $(STAMP)
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -q --no-install-recommends libjarjar-java; }
 	@test -f $(SPARK_CACHE)/iceberg-shaded-jackson-2.18.8.jar || $(BIN)/python -m tests.warehouse.spark_jars $(SPARK_CACHE)
+
+# H2's jar (Debian's libh2-java), which tests/contrib runs the compliance suite on through JPype's DB-API
+# (JPype1 is in the dev extra): the warehouse the docs' "Adding a warehouse" page is proved with. Installed
+# with apt-get when missing (root, as on CI), and only it.
+h2:
+	@test -f /usr/share/java/h2.jar || { \
+		echo "make h2: installing libh2-java for the compliance suite's H2 proof (apt-get update, then" \
+		     "apt-get install -y --no-install-recommends libh2-java)"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends libh2-java; }
 
 # The documentation site's screenshots of the credits view (light and dark) and of the accuracy report,
 # taken by their browser tests into docs/images/; and of the site itself (its landing page, a how-to and
@@ -142,7 +152,7 @@ wheel-smoke: $(STAMP)
 		     && $(SMOKE_VENV)/bin/python -m pip install --quiet --upgrade pip; }
 	$(SMOKE_VENV)/bin/python -m pip uninstall --quiet --yes airflow-provider-namelookup namelookup-emulator
 	$(SMOKE_VENV)/bin/python -m pip install --quiet "$$(ls dist/namelookup_emulator-*.whl)" \
-		"$$(ls dist/airflow_provider_namelookup-*.whl)[emulator]"
+		"$$(ls dist/airflow_provider_namelookup-*.whl)[emulator,compliance]"
 	cat pyproject.toml $(EMULATOR_PYPROJECT) | sha256sum | cut -d' ' -f1 > $(SMOKE_VENV)/.pyproject.sha
 	cd /tmp && $(SMOKE_VENV)/bin/python $(CURDIR)/packaging/wheel_smoke.py provider $(CURDIR)
 	test "$$(cat $(EMULATOR_SMOKE_VENV)/.pyproject.sha 2>/dev/null)" = "$$(sha256sum $(EMULATOR_PYPROJECT) | cut -d' ' -f1)" \

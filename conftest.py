@@ -142,36 +142,23 @@ def bigquery_emulator() -> Iterator[Any]:
         os.environ["BIGQUERY_EMULATOR_HOST"] = previous
 
 
-@pytest.fixture
-def sqlite_warehouse(tmp_path: Path) -> Iterator[Any]:
-    yield from _warehouse("sqlite", tmp_path)
+def _one_warehouse(kind: str, doc: str) -> Any:
+    """A fixture of one warehouse kind (``<kind>_warehouse``), for tests that do not run on every one."""
+    @pytest.fixture(name=f"{kind}_warehouse")
+    def fixture(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+        yield from _warehouse(kind, tmp_path, request)
+    fixture.__doc__ = doc
+    return fixture
 
 
-@pytest.fixture
-def postgres_warehouse(tmp_path: Path) -> Iterator[Any]:
-    yield from _warehouse("postgres", tmp_path)
-
-
-@pytest.fixture
-def mariadb_warehouse(tmp_path: Path) -> Iterator[Any]:
-    yield from _warehouse("mariadb", tmp_path)
-
-
-@pytest.fixture
-def databricks_warehouse(tmp_path: Path) -> Iterator[Any]:
-    """Databricks SQL's statements on a local Spark with Iceberg tables (slow: not in ``warehouse``'s params)."""
-    yield from _warehouse("databricks", tmp_path)
-
-
-@pytest.fixture
-def bigquery_warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    """BigQuery's statements on bqemulator, for the tests the ``warehouse`` fixture does not parametrize."""
-    yield from _warehouse("bigquery", tmp_path, request)
-
-
-@pytest.fixture
-def duckdb_warehouse(tmp_path: Path) -> Iterator[Any]:
-    yield from _warehouse("duckdb", tmp_path)
+sqlite_warehouse = _one_warehouse("sqlite", "SQLite, always there.")
+postgres_warehouse = _one_warehouse("postgres", "PostgreSQL on 127.0.0.1:5432.")
+mariadb_warehouse = _one_warehouse("mariadb", "MariaDB on 127.0.0.1:3306.")
+databricks_warehouse = _one_warehouse(
+    "databricks", "Databricks SQL's statements on a local Spark with Iceberg tables (slow: not in ``warehouse``).")
+bigquery_warehouse = _one_warehouse(
+    "bigquery", "BigQuery's statements on bqemulator, for the tests the ``warehouse`` fixture does not parametrize.")
+duckdb_warehouse = _one_warehouse("duckdb", "DuckDB on a file of the test's own.")
 
 
 def _warehouse(kind: str, tmp_path: Path, request: pytest.FixtureRequest | None = None) -> Iterator[Any]:

@@ -16,13 +16,11 @@ Example::
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
-from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules, plan_name
 from benchmarks.figures import Section
 from benchmarks.service import BenchService
-from benchmarks.table_enrichment import Run, first_and_rerun, measured_run
+from benchmarks.table_enrichment import Run, WarehouseOptions, first_and_rerun, measured_run, planned_counts
 from namelookup_emulator.sample import customer_rows
 
 WAREHOUSE_CONN_ID = "bench_duckdb"
@@ -30,18 +28,7 @@ STATEMENT_BUDGET = 40
 """Most SQL statements a 1,000,000-row first run may send (issue 17)."""
 
 
-@dataclass(frozen=True)
-class DuckDBOptions:
-    """What to run.
-
-    :param sizes: table sizes in rows.
-    :param seed: seed of the customer rows.
-    :param timeout: most seconds one measured run may take.
-    """
-
-    sizes: tuple[int, ...] = (100_000, 1_000_000)
-    seed: int = 2026
-    timeout: float = 3600.0
+DuckDBOptions = WarehouseOptions
 
 
 def build_customers(path: Path, size: int, *, seed: int) -> tuple[int, int]:
@@ -58,16 +45,7 @@ def build_customers(path: Path, size: int, *, seed: int) -> tuple[int, int]:
         pairs = db.execute("SELECT first_name, country, COUNT(*) FROM customers GROUP BY ALL").fetchall()
     finally:
         db.close()
-    spec = QueryRules(LookupKind.GENDER)
-    valid: set[str] = set()
-    invalid = 0
-    for name, country, repeats in pairs:
-        planned = plan_name(name, spec, country=country)
-        if planned.query is None:
-            invalid += repeats
-        else:
-            valid.add(planned.query_hash)
-    return len(valid), invalid
+    return planned_counts(pairs)
 
 
 def connection_env(path: Path) -> dict[str, str]:

@@ -24,10 +24,12 @@ Example::
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules, plan_name
 from benchmarks.child import run_in_child
 from benchmarks.figures import Section, cores, count, megabytes, rate, ratio, seconds
 from benchmarks.service import BenchService, Usage
@@ -37,6 +39,34 @@ WAREHOUSE_CONN_ID = "bench_warehouse"
 BATCH_LIMIT = 100
 SPEEDUP_TARGET = 50.0
 RSS_GROWTH_TARGET_MB = 50.0
+
+
+def planned_counts(groups: Iterable[tuple[Any, Any, int]]) -> tuple[int, int]:
+    """``(distinct valid queries, invalid rows)`` of ``(name, country, rows)`` groups, by the planner's rules."""
+    spec = QueryRules(LookupKind.GENDER)
+    valid: set[str] = set()
+    invalid = 0
+    for name, country, repeats in groups:
+        planned = plan_name(name, spec, country=country)
+        if planned.query is None:
+            invalid += repeats
+        else:
+            valid.add(planned.query_hash)
+    return len(valid), invalid
+
+
+@dataclass(frozen=True)
+class WarehouseOptions:
+    """What to run on a warehouse of the table benchmarks (PostgreSQL, DuckDB).
+
+    :param sizes: table sizes in rows.
+    :param seed: seed of the customer rows.
+    :param timeout: most seconds one measured run may take.
+    """
+
+    sizes: tuple[int, ...] = (100_000, 1_000_000)
+    seed: int = 2026
+    timeout: float = 3600.0
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,12 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules, plan_name
 from benchmarks.figures import Section, count, megabytes, seconds
 from benchmarks.service import BenchService
-from benchmarks.table_enrichment import Run, first_and_rerun, measured_run
+from benchmarks.table_enrichment import Run, WarehouseOptions, first_and_rerun, measured_run, planned_counts
 from namelookup_emulator.sample import customer_rows
 
 WAREHOUSE_CONN_ID = "bench_postgres"
@@ -39,18 +37,7 @@ FIRST_RUN_10M_TARGET_S = 45.0
 RERUN_10M_TARGET_S = 10.0
 
 
-@dataclass(frozen=True)
-class PostgresOptions:
-    """What to run.
-
-    :param sizes: table sizes in rows.
-    :param seed: seed of the customer rows.
-    :param timeout: most seconds one measured run may take.
-    """
-
-    sizes: tuple[int, ...] = (100_000, 1_000_000)
-    seed: int = 2026
-    timeout: float = 3600.0
+PostgresOptions = WarehouseOptions
 
 
 def _connect() -> Any:
@@ -75,18 +62,9 @@ def load_customers(table: str, size: int, *, seed: int) -> None:
 
 def distinct_queries(table: str) -> tuple[int, int]:
     """``(distinct valid queries, invalid rows)`` of a customers table, by the planner's rules."""
-    spec = QueryRules(LookupKind.GENDER)
-    valid: set[str] = set()
-    invalid = 0
     with _connect() as db:
-        for name, country, repeats in db.execute(
-                f"SELECT first_name, country, COUNT(*) FROM {table} GROUP BY first_name, country"):
-            planned = plan_name(name, spec, country=country)
-            if planned.query is None:
-                invalid += repeats
-            else:
-                valid.add(planned.query_hash)
-    return len(valid), invalid
+        return planned_counts(db.execute(f"SELECT first_name, country, COUNT(*) FROM {table} "
+                                         "GROUP BY first_name, country"))
 
 
 def drop(tables: list[str]) -> None:

@@ -101,7 +101,7 @@ class Processes:
         started = self.started.pop(name)
         _signal_group(started.pid, signal.SIGTERM)
         deadline = time.monotonic() + grace
-        while time.monotonic() < deadline and (started.popen.poll() is None or _group_alive(started.pid)):
+        while time.monotonic() < deadline and (started.popen.poll() is None or group_alive(started.pid)):
             time.sleep(0.2)
         _signal_group(started.pid, signal.SIGKILL)
         _kill_session(started.pid)
@@ -158,7 +158,7 @@ def _signal_group(pgid: int, signum: int) -> None:
         os.killpg(pgid, signum)
 
 
-def _group_alive(pgid: int) -> bool:
+def group_alive(pgid: int) -> bool:
     """Whether any process of the group still exists (reap the leader first: a zombie counts)."""
     try:
         os.killpg(pgid, 0)

@@ -184,6 +184,22 @@ class Warehouse:
                 self.hook.run(f"DROP TABLE IF EXISTS {table}")
 
 
+class NoTransactions:
+    """What an in-process fake DB-API connection does with transactions: nothing (each statement stands)."""
+
+    def begin(self) -> None:
+        """Nothing to begin."""
+
+    def commit(self) -> None:
+        """Nothing to commit."""
+
+    def rollback(self) -> None:
+        """Nothing to undo."""
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
 def free_port() -> int:
     """A loopback TCP port free right now (for a server the test starts)."""
     with socket.socket() as probe:

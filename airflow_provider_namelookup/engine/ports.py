@@ -192,6 +192,20 @@ class Sink(Protocol):
         ...
 
 
+class StatementCounts(Protocol):
+    """What a warehouse end counts of its SQL statements (read when a run's summary is made)."""
+
+    @property
+    def statements(self) -> int:
+        """Every statement sent so far."""
+        ...
+
+    @property
+    def store_statements(self) -> int:
+        """Of them, those that stored answers."""
+        ...
+
+
 @dataclass(frozen=True)
 class NetworkState:
     """The service connection right now: requests in flight, how many are allowed, the smoothed latency."""

@@ -82,10 +82,11 @@ class _XComLookupOperator(NameLookupOperatorBase):
     async def _lookup(self, items: list[Any], saved: dict[str, dict[str, Any]], stash: RetryStash,
                       context: Context) -> list[dict[str, Any]]:
         async with self.async_hook() as hook:
-            self._run = run = list_run(self.query_rules(), items, hook, self.log, self.run_options(),
-                                       query_field=self.query_field, saved=saved, label=self.task_id)
+            self._run = run = list_run(
+                self.query_rules(), items, hook, self.log, self.run_options(), query_field=self.query_field,
+                saved=saved, label=self.task_id,
+                on_failure=lambda err, failed: self._keep_answers(failed, stash, err, context))  # timeouts too
             self.usage.follow(run.progress)
-            run.lookup.on_failure = lambda err: self._keep_answers(run, stash, err, context)  # timeouts too
             await run.run()
             return run.results
 

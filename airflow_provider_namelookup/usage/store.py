@@ -40,6 +40,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from airflow_provider_namelookup.third_party import variable_value_column
 from airflow_provider_namelookup.usage.record import UsageRecord
 
 KEY_PREFIX = "namelookup_usage__"
@@ -113,7 +114,7 @@ def read(session: Any, since: datetime, until: datetime | None = None) -> Iterat
     variable = _variable_model()
     latest = datetime.now(UTC) + CLOCK_SKEW
     upper = key_floor(min(until, latest) if until is not None else latest)
-    rows = session.execute(select(variable.key, variable._val, variable.is_encrypted)
+    rows = session.execute(select(variable.key, variable_value_column(variable), variable.is_encrypted)
                            .where(variable.key >= key_floor(since), variable.key < upper).order_by(variable.key))
     fernet = None
     skipped: dict[str, str] = {}

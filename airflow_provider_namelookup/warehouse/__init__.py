@@ -24,7 +24,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from airflow_provider_namelookup.engine.ledger import QueryState
 from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.ports import LookupService
 from airflow_provider_namelookup.engine.run import LookupRun, RunOptions
@@ -35,7 +34,7 @@ from airflow_provider_namelookup.warehouse.answers import (
     AnswersTable,
 )
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
-from airflow_provider_namelookup.warehouse.source import TableQuestions, TableSource
+from airflow_provider_namelookup.warehouse.source import FirstRow, TableQuestions, TableSource
 from airflow_provider_namelookup.warehouse.target import TargetTable
 from airflow_provider_namelookup.warehouse.valuemap import ValueMap
 
@@ -102,18 +101,19 @@ def table_run(session: WarehouseSession, job: TableRunSpec, service: LookupServi
                            plan_only=options.plan_only, claim_chunk=job.claim_chunk)
     if job.max_credits_covers_earlier_tries and job.spender:
         options = replace(options, spent_earlier=answers.spent_earlier)
+    first_row = FirstRow()
     target = TargetTable(session, job.target, job.source, value_map, answers.quoted, job.rules,
-                         stamp=dialect.timestamp(now), stale_rows_before=stale_rows, log=log)
+                         stamp=dialect.timestamp(now), stale_rows_before=stale_rows, first_row=first_row, log=log)
     questions = TableQuestions(session, job.source, job.rules, target, page_size=job.page_size,
-                               stale_rows_before=stale_rows)
-    target.key_sample = lambda: questions.key_sample
-    run = LookupRun(job.rules, questions, answers, target, service, log, options,
-                    label=f"{job.source.label} -> {target.name}", statements=lambda: session.statements,
-                    store_statements=lambda: answers.store_statements)
+                               stale_rows_before=stale_rows, first_row=first_row)
+    return LookupRun(job.rules, questions, answers, target, service, log, options,
+                     label=f"{job.source.label} -> {target.name}", statements=answers,
+                     on_failure=_stopped(log, answers.name))
 
-    def stopped(err: BaseException) -> None:
+
+def _stopped(log: Any, answers: str) -> Any:
+    """What a table run says when it stops on an error: what it paid for is kept in ``answers``."""
+    def say(err: BaseException, paid: int) -> None:
         log.error("Stopped: %s. The %d answers this run paid for are stored in %s; the next run pays only for "
-                  "the rest.", err, run.ledger.count(QueryState.PAID), answers.name)
-
-    run.on_failure = stopped
-    return run
+                  "the rest.", err, paid, answers)
+    return say

@@ -114,6 +114,12 @@ class AnswersTable:
         self._chunk_count = 0
         self._batch = 0
 
+    @property
+    def statements(self) -> int:
+        """Statements the run's session sent so far (with :attr:`store_statements`: the run's
+        :class:`~airflow_provider_namelookup.engine.ports.StatementCounts`)."""
+        return self.session.statements
+
     async def db(self, fn: Any, *args: Any) -> Any:
         return await self.session.run(fn, *args)
 

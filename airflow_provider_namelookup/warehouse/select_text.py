@@ -33,12 +33,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
-from airflow_provider_namelookup.warehouse.where_clause import WhereRefused
+from airflow_provider_namelookup.warehouse.where_clause import WhereRefused, parsed_text
 
 __all__ = ["checked_select"]
 
@@ -69,15 +67,9 @@ def checked_select(sql: Any, read: str | None) -> str:
     if _ESCAPED_QUOTE.search(text):
         raise _refuse(text, "no backslash before a quote: on several engines the server's settings decide whether "
                             "it ends the string (write a quote in a string doubled: 'it''s')")
-    try:
-        tokens = sqlglot.tokenize(text, read=read)
-        statements = sqlglot.parse(text, read=read, error_level=sqlglot.ErrorLevel.RAISE)
-    except SqlglotError as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise _refuse(text, f"it does not parse as one {read or 'SQL'} statement ({first}); a query sqlglot "
-                            "cannot read can be made a view and given as source_table") from None
-    except RecursionError:
-        raise _refuse(text, "it is nested too deeply to read") from None
+    tokens, statements = parsed_text(
+        text, read, lambda rule: _refuse(text, rule), what=f"{read or 'SQL'} statement",
+        otherwise="a query sqlglot cannot read can be made a view and given as source_table")
     if any(token.token_type == TokenType.SEMICOLON for token in tokens) or len(statements) != 1:
         raise _refuse(text, "one statement: no ';' but one at the end")
     root = statements[0]

@@ -120,6 +120,14 @@ class TableSource:
                      country=f"s.{q(self.country_column)}" if self.country_column else None)
 
 
+@dataclass
+class FirstRow:
+    """The source's first row's key, as :meth:`TableQuestions.prepare` read it: a target made like
+    the source types its key after it (given to both at construction)."""
+
+    key: Any = None
+
+
 class TableQuestions:
     """The distinct values of a source's rows that need an answer, page by page.
 
@@ -129,12 +137,14 @@ class TableQuestions:
     :param target: the target the rows are compared with (read only when it exists).
     :param page_size: distinct values fetched at a time.
     :param stale_rows_before: with ``max_age``: target rows enriched before this count as changed.
+    :param first_row: where the source's first key is put when it is read.
     """
 
     reads_pages = True
 
     def __init__(self, session: WarehouseSession, source: TableSource, rules: QueryRules, target: ComparedTarget, *,
-                 page_size: int = 10_000, stale_rows_before: Any = None) -> None:
+                 page_size: int = 10_000, stale_rows_before: Any = None,
+                 first_row: FirstRow | None = None) -> None:
         self.session = session
         self.source = source
         self.rules = rules
@@ -146,7 +156,7 @@ class TableQuestions:
         self.asks_while_reading = session.dialect.tuning.asks_while_reading
         self.total_rows = 0
         self.distinct_bound: int | None = None
-        self.key_sample: Any = None
+        self.first_row = first_row or FirstRow()
 
     async def prepare(self) -> bool:
         """Read one row: a mistake in the source (a missing table or column, a ``where`` that
@@ -166,7 +176,7 @@ class TableQuestions:
         except Exception as err:
             raise explain_source_error(self.session, s, err) from None
         if rows:
-            self.key_sample = rows[0][0]
+            self.first_row.key = rows[0][0]
         return bool(rows)
 
     def _unchanged(self, names: Names) -> str | None:
@@ -260,4 +270,4 @@ def explain_source_error(session: WarehouseSession, source: TableSource, err: Ba
     return err
 
 
-__all__ = ["SOURCE_COUNTRY", "SOURCE_NAME", "TableQuestions", "TableSource", "WarehouseInputError"]
+__all__ = ["SOURCE_COUNTRY", "SOURCE_NAME", "FirstRow", "TableQuestions", "TableSource", "WarehouseInputError"]

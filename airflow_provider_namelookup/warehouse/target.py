@@ -44,7 +44,7 @@ from airflow_provider_namelookup.warehouse.schema import (
     result_columns,
 )
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
-from airflow_provider_namelookup.warehouse.source import TableSource
+from airflow_provider_namelookup.warehouse.source import FirstRow, TableSource
 from airflow_provider_namelookup.warehouse.valuemap import ValueMap
 
 _ALIAS = "t0"
@@ -71,13 +71,13 @@ class TargetTable:
     :param rules: the run's query rules (its fingerprint marks each row's settings).
     :param stamp: ``enriched_at`` of the rows written (the dialect's timestamp value).
     :param stale_rows_before: with ``max_age``: rows enriched before this are rewritten.
-    :param key_sample: a source key, for engines that type the key column after it.
+    :param first_row: the source's first key, once read (engines that type the key column after it).
     :param log: where the fill says what it did.
     """
 
     def __init__(self, session: WarehouseSession, name: str, source: TableSource, value_map: ValueMap,
                  answers: str, rules: QueryRules, *, stamp: Any, stale_rows_before: Any = None,
-                 key_sample: Callable[[], Any] = lambda: None, log: Any = None) -> None:
+                 first_row: FirstRow | None = None, log: Any = None) -> None:
         self.session = session
         self.dialect = session.dialect
         self.name = check_identifier(name, "target_table", qualified=True)
@@ -89,7 +89,7 @@ class TargetTable:
         self.lookup = rules.lookup
         self.stamp = stamp
         self.stale_rows_before = stale_rows_before
-        self.key_sample = key_sample
+        self.first_row = first_row or FirstRow()
         self.log = log
         clashes = {c.name for c in (*result_columns(self.lookup), *BOOKKEEPING)} | {SOURCE_NAME, SOURCE_COUNTRY}
         if source.key_column.lower() in clashes:
@@ -144,7 +144,7 @@ class TargetTable:
             self.create_at_fill = True
             return
         try:
-            for statement in self.dialect.create_like_source(self.quoted, self.names, self.typed, self.key_sample()):
+            for statement in self.dialect.create_like_source(self.quoted, self.names, self.typed, self.first_row.key):
                 self.session.execute(statement)
             self.session.commit()
             self.created = True

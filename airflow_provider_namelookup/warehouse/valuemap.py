@@ -79,8 +79,7 @@ class ValueMap:
     def _create(self) -> None:
         d, n = self.session.dialect, self.names
         raw = [f"{n.name} AS raw_name", *([f"{n.country} AS raw_country"] if n.country else []),
-               # CASE keeps the key's type but not its NOT NULL (MySQL copies that from a plain column)
-               f"CASE WHEN 1 = 0 THEN {n.key} END AS first_key"]
+               f"{d.nullable_like(n.key)} AS first_key"]
         for statement in d.create_temp_like_source(self.name, n, raw, _TYPED):
             self.session.execute(statement)
         self.made.append(self.name)

@@ -47,7 +47,7 @@ Example::
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,6 +114,29 @@ def sqlglot_dialect(dialect: WarehouseDialect | type[WarehouseDialect]) -> str:
     return dialect.sqlglot_name or dialect.name
 
 
+def parsed_text(text: str, read: str | None, refuse: Callable[[str], WhereRefused], *, what: str, otherwise: str,
+                max_nesting: int | None = None) -> tuple[list[Any], list[Any]]:
+    """The tokens of ``text`` and what it parses to in ``read`` (sqlglot's name of the warehouse's
+    SQL); a text sqlglot cannot read (or that nests deeper than ``max_nesting``) is refused through
+    ``refuse``, saying it must be one ``what`` and where else it belongs (``otherwise``).
+
+    >>> tokens, parsed = parsed_text("a = 1", "postgres", WhereRefused, what="expression", otherwise="")
+    >>> len(parsed), parsed[0].sql()
+    (1, 'a = 1')
+    """
+    try:
+        tokens = sqlglot.tokenize(text, read=read)
+        if max_nesting is not None and _nesting(tokens) > max_nesting:
+            raise refuse(f"it nests parentheses deeper than {max_nesting}")
+        parsed = sqlglot.parse(text, read=read, error_level=sqlglot.ErrorLevel.RAISE)
+    except SqlglotError as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise refuse(f"it does not parse as one {what} ({first}); {otherwise}") from None
+    except RecursionError:
+        raise refuse("it is nested too deeply to read") from None
+    return tokens, parsed
+
+
 def _refuse(where: str, rule: str) -> WhereRefused:
     shown = where if len(where) <= 200 else f"{where[:200]}... ({len(where)} characters)"
     return WhereRefused(f"{rule}; got {shown!r}")
@@ -141,17 +164,8 @@ def checked_where(where: Any, dialect: WarehouseDialect | type[WarehouseDialect]
         raise _condition(text, f"it is longer than {MAX_LENGTH:,} characters (a longer list of keys belongs in a "
                                "table the source joins, through sql=)")
     read = sqlglot_dialect(dialect)
-    try:
-        tokens = sqlglot.tokenize(text, read=read)
-        if _nesting(tokens) > MAX_NESTING:
-            raise _condition(text, f"it nests parentheses deeper than {MAX_NESTING}")
-        parsed = sqlglot.parse(text, read=read, error_level=sqlglot.ErrorLevel.RAISE)
-    except SqlglotError as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise _condition(text, f"it does not parse as one {read} expression ({first}); a filter sqlglot "
-                               "cannot read belongs in sql=") from None
-    except RecursionError:
-        raise _condition(text, "it is nested too deeply to read") from None
+    tokens, parsed = parsed_text(text, read, lambda rule: _condition(text, rule), what=f"{read} expression",
+                                 otherwise="a filter sqlglot cannot read belongs in sql=", max_nesting=MAX_NESTING)
     if any(token.token_type == TokenType.SEMICOLON for token in tokens) or len(parsed) != 1:
         raise _condition(text, "no ';': one expression, not statements")
     if any(token.comments for token in tokens):

@@ -13,7 +13,7 @@ Example::
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,7 @@ __all__ = ["ListQuestions", "ListResults", "ListRun", "MemoryAnswerCache", "as_i
 class ListRun:
     """A lookup run over a list, with its ends typed.
 
-    :param lookup: the run itself (its progress, its ``on_failure``).
+    :param lookup: the run itself (its progress).
     :param cache: its answers: those an earlier try saved, and those it paid for.
     :param sink: the results, one per item.
     """
@@ -71,10 +71,21 @@ class ListRun:
 
 def list_run(rules: QueryRules, items: Sequence[Any], service: LookupService, log: logging.Logger | Any,
              options: RunOptions | None = None, *, query_field: str | int | None = None,
-             saved: Mapping[str, dict[str, Any]] | None = None, label: str = "list") -> ListRun:
-    """A run over ``items``: answers saved by an earlier try (``saved``) are not paid again."""
+             saved: Mapping[str, dict[str, Any]] | None = None, label: str = "list",
+             on_failure: Callable[[BaseException, ListRun], None] | None = None) -> ListRun:
+    """A run over ``items``: answers saved by an earlier try (``saved``) are not paid again.
+
+    :param on_failure: called with the error and the run when a step fails (after its answers are
+        in its cache, before the summary), to keep what it paid for.
+    """
     cache = MemoryAnswerCache(saved)
     sink = ListResults(cache, rules.abstain)
+    run: ListRun
+
+    def failed(err: BaseException, paid: int) -> None:
+        if on_failure is not None:
+            on_failure(err, run)
     lookup = LookupRun(rules, ListQuestions(items, rules, query_field, label=label), cache, sink, service, log,
-                       options)
-    return ListRun(lookup, cache, sink)
+                       options, on_failure=failed)
+    run = ListRun(lookup, cache, sink)
+    return run

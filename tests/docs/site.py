@@ -20,6 +20,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 EXAMPLES = ROOT / "example_dags"
+CONTRIB = ROOT / "tests" / "contrib"
 README = ROOT / "README.md"
 
 

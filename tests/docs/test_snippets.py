@@ -31,6 +31,7 @@ SNIPPETS = {
     "table-operator-call": DAG_BODY,
     "accuracy-notebook": RUN,
     "usage-record-store": RUN,
+    "smallest-dialect": RUN,
 }
 """How each named snippet of the pages runs (a new Python snippet needs a name and an entry here)."""
 README_SNIPPETS = {"readme-minimal-dag": DAG_FILE}

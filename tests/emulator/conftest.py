@@ -12,6 +12,15 @@ from tests.emulator.wire import bearer
 
 
 @pytest.fixture
+def signups(emulator: EmulatorServer) -> Iterator[httpx.Client]:
+    """An anonymous client; the sign-up attempt limit is forgotten before and after."""
+    emulator.state.signup_limiter.reset()
+    with httpx.Client(base_url=emulator.url, timeout=10) as client:
+        yield client
+    emulator.state.signup_limiter.reset()
+
+
+@pytest.fixture
 def client_for(emulator: EmulatorServer) -> Iterator[Callable[[str | None], httpx.Client]]:
     """``client_for(token)``: an httpx client on the emulator, authenticated when a token is given."""
     clients: list[httpx.Client] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -17,15 +17,6 @@ from tests.emulator.wire import assert_problem, bearer
 
 def _address(prefix: str = "user") -> str:
     return f"{prefix}.{secrets.token_hex(4)}@example.com"
-
-
-@pytest.fixture
-def signups(emulator: EmulatorServer) -> Iterator[httpx.Client]:
-    """An anonymous client; the sign-up attempt limit is forgotten before and after."""
-    emulator.state.signup_limiter.reset()
-    with httpx.Client(base_url=emulator.url, timeout=10) as client:
-        yield client
-    emulator.state.signup_limiter.reset()
 
 
 def test_sign_up_activate_lookup_statistic(signups: httpx.Client, emulator: EmulatorServer) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -14,15 +14,6 @@ import pytest
 from namelookup_emulator import EmulatorConfig, EmulatorServer
 from namelookup_emulator.store import Store, digest
 from tests.emulator.wire import assert_problem, bearer, remaining
-
-
-@pytest.fixture
-def signups(emulator: EmulatorServer) -> Iterator[httpx.Client]:
-    """An anonymous client; the sign-up attempt limit is forgotten before and after."""
-    emulator.state.signup_limiter.reset()
-    with httpx.Client(base_url=emulator.url, timeout=10) as client:
-        yield client
-    emulator.state.signup_limiter.reset()
 
 
 @pytest.mark.parametrize("code", ["ıt", "ſe"])

@@ -5,21 +5,15 @@ after some answers. The end-to-end runs stay on the real emulator (tests/engine/
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_namelookup.contract import LookupKind
-from airflow_provider_namelookup.engine.ports import ClaimOutcome, NetworkState, Question, Result, RunOutcome
+from airflow_provider_namelookup.engine.ports import ClaimOutcome, NetworkState, Result, RunOutcome
+from airflow_provider_namelookup.metrics import CallCounters
 from airflow_provider_namelookup.models import Query
-
-
-@dataclass
-class Counts:
-    requests: int = 0
-    retries: int = 0
-    credits_used: int = 0
-    queries_maybe_charged_twice: int = 0
+from airflow_provider_namelookup.xcom.cache import MemoryAnswerCache
 
 
 class FakeService:
@@ -33,7 +27,7 @@ class FakeService:
 
     def __init__(self, *, batch: int = 2, fail_after: int | None = None, failure: BaseException | None = None,
                  remaining: int = 1_000) -> None:
-        self.counters = Counts()
+        self.counters = CallCounters("fake")
         self.batch = batch
         self.fail_after = fail_after
         self.failure = failure or RuntimeError("the network is gone")
@@ -68,9 +62,10 @@ class Claim:
 
 
 @dataclass
-class FakeCache:
+class FakeCache(MemoryAnswerCache):
     """A shared answers table in memory: ``others`` are hashes another run holds, each answered
-    (``answered_later``) or given up (``expires``) after that many claims looked at it."""
+    (``answered_later``) or given up (``expires``) after that many claims looked at it (the
+    in-memory cache's reads, a claim protocol of its own)."""
 
     answers: dict[str, Result] = field(default_factory=dict)
     others: dict[str, int] = field(default_factory=dict)
@@ -88,16 +83,7 @@ class FakeCache:
     taken_back: set[str] = field(default_factory=set)
     closed: bool = False
 
-    async def prepare(self, *, create: bool) -> None:
-        return None
-
-    async def register(self, questions: Sequence[Question]) -> None:
-        return None
-
-    async def answered(self, hashes: Collection[str]) -> set[str]:
-        return {h for h in hashes if h in self.answers}
-
-    def plan_claims(self, hashes: Sequence[str]) -> list[Claim]:
+    def plan_claims(self, hashes: Sequence[str]) -> list[Claim]:  # type: ignore[override]
         return [Claim(list(hashes[i:i + self.claim_size])) for i in range(0, len(hashes), self.claim_size)]
 
     async def claim(self, claim: Any) -> ClaimOutcome:

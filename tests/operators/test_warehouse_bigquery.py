@@ -16,13 +16,8 @@ from typing import Any
 import pytest
 
 from tests.operators import test_warehouse as whole
-from tests.operators import test_warehouse_concurrency as concurrency
 
 pytestmark = pytest.mark.usefixtures("airflow_db")
-
-
-def test_max_age_looks_stale_answers_up_again(bigquery_warehouse: Any, namelookup: Any) -> None:
-    concurrency.test_max_age_looks_stale_answers_up_again(bigquery_warehouse, namelookup)
 
 
 def test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest(bigquery_warehouse: Any, write_dag: Any,

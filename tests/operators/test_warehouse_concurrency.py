@@ -1,4 +1,5 @@
-"""Many table operator runs at once over one warehouse: each distinct query is paid once.
+"""Many table operator runs at once over one warehouse: each distinct query is paid once (where
+shards of one table at once: the compliance suite, tests/warehouse/test_compliance.py).
 
 Runs are real: operators executing in parallel threads (each its own event loop, its own
 warehouse connection), real loopback HTTP to the emulator (slowed down so that the runs
@@ -77,27 +78,6 @@ def claims_left(warehouse: Any) -> int:
 
 
 @pytest.mark.database
-def test_parallel_where_shards_pay_each_distinct_query_once(warehouse: Any, namelookup: Any, emulator: Any) -> None:
-    needs_concurrent_runs(warehouse)
-    rows = list(customer_rows(1_200, seed=21))
-    table = warehouse.create_customers(rows)
-    namelookup.set_credits(10_000)
-    emulator.set_faults(latency_ms=15)  # the shards' requests overlap in time
-    summaries = run_concurrently([shard(warehouse, table, i, 4) for i in range(4)])
-    emulator.set_faults()
-
-    spent = 10_000 - namelookup.remaining()
-    assert spent == distinct_valid(rows)  # not once per shard
-    assert sum(s["lookups"] for s in summaries) == spent
-    target = warehouse.rows(f"SELECT customer_id, status, credits_used FROM {table}_gender")
-    assert sorted(r[0] for r in target) == [r[0] for r in rows]  # the docs' `%` shards work as written
-    assert {r[1] for r in target} <= {"ok", "error"}
-    assert sum(r[2] for r in target) == spent  # SUM(credits_used) is what the table cost
-    assert sum(s["rows_read"] for s in summaries) == len(rows)
-    assert claims_left(warehouse) == 0
-
-
-@pytest.mark.database
 def test_tables_with_shared_names_pay_once_across_tables(warehouse: Any, namelookup: Any, emulator: Any) -> None:
     needs_concurrent_runs(warehouse)
     customers = [(i, n, None) for i, n in enumerate(["Anna", "Ben", "Carla", "Dora", "Emil"] * 20, start=1)]
@@ -129,25 +109,6 @@ def test_country_of_origin_shards_share_answers(warehouse: Any, namelookup: Any)
     run_concurrently(ops)
     assert 100 - namelookup.remaining() == 5 * 2 == distinct_valid(rows, LookupKind.ORIGIN) * 2
     assert warehouse.rows(f"SELECT SUM(credits_used), COUNT(*) FROM {table}_origin")[0] == (10, 60)
-
-
-def test_max_age_looks_stale_answers_up_again(sqlite_warehouse: Any, namelookup: Any) -> None:
-    table = sqlite_warehouse.create_customers([(1, "Anna", None), (2, "Ben", None), (3, "anna", None)])
-
-    def run(**extra: Any) -> dict[str, Any]:
-        return SqlGenderLookupOperator(task_id="enrich", sql_conn_id=sqlite_warehouse.conn_id, source_table=table,
-                                       key_column="customer_id", name_column="name", **extra).execute({})
-
-    assert run()["lookups"] == 2
-    stamps = dict(sqlite_warehouse.rows(f"SELECT customer_id, enriched_at FROM {table}_gender"))
-    assert run(max_age=3600)["lookups"] == 0  # young answers are kept
-    time.sleep(1.2)
-    again = run(max_age=1)
-    assert (again["lookups"], again["rows_enriched"], again["rows_unchanged"]) == (2, 3, 0)
-    assert 100 - namelookup.remaining() == 4
-    fresh = dict(sqlite_warehouse.rows(f"SELECT customer_id, enriched_at FROM {table}_gender"))
-    assert all(fresh[k] > stamps[k] for k in stamps)
-    assert run()["lookups"] == 0  # the default never expires
 
 
 CLAIMER = textwrap.dedent("""

@@ -28,6 +28,7 @@ import httpx
 import pytest
 
 from namelookup_emulator import EmulatorServer
+from scale_test.processes import group_alive
 from tests.support import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,24 +178,16 @@ def spent(airflow_db: Path, api_server: ApiServer, ui_emulator: EmulatorServer, 
     return {"remaining": ui_emulator.state.remaining_credits(ui_account)}
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def _stop(process: subprocess.Popen[bytes]) -> None:
     """Stop the api-server and every process it started (its process group): SIGTERM, then SIGKILL."""
     for sig, grace in ((signal.SIGTERM, 20.0), (signal.SIGKILL, 10.0)):
-        if not _group_alive(process.pid):
+        if not group_alive(process.pid):
             break
         os.killpg(process.pid, sig)
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
             process.poll()  # reap the leader
-            if not _group_alive(process.pid):
+            if not group_alive(process.pid):
                 break
             time.sleep(0.2)
     process.wait(10)

@@ -13,6 +13,7 @@ from airflow_provider_namelookup.warehouse.dialects.snowflake import SnowflakeDi
 from airflow_provider_namelookup.warehouse.incoming import IncomingAnswers
 from airflow_provider_namelookup.warehouse.schema import Column
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
+from tests.support import NoTransactions
 
 
 class _Cursor:
@@ -36,21 +37,13 @@ class _Cursor:
         pass
 
 
-class _Connection:
+class _Connection(NoTransactions):
     def __init__(self, hook: _Hook) -> None:
         self.hook, self.log, self.fail_next = hook, hook.log, False
 
     def cursor(self) -> _Cursor:
         return _Cursor(self)
 
-    def commit(self) -> None:
-        pass
-
-    def rollback(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 class _Hook:

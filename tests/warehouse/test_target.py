@@ -19,7 +19,7 @@ from airflow_provider_namelookup.engine.plan import QueryRules, plan_value
 from airflow_provider_namelookup.engine.ports import RunOutcome
 from airflow_provider_namelookup.warehouse.answers import AnswersTable
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
-from airflow_provider_namelookup.warehouse.source import TableQuestions, TableSource
+from airflow_provider_namelookup.warehouse.source import FirstRow, TableQuestions, TableSource
 from airflow_provider_namelookup.warehouse.target import TargetTable
 from airflow_provider_namelookup.warehouse.valuemap import ValueMap
 
@@ -42,7 +42,7 @@ class Pieces:
         self.answers = AnswersTable(self.session, warehouse.answers_table, self.map, lookup=LookupKind.GENDER,
                                     paid_for=self.target_name, owner=owner.ljust(32, "0"), lease_seconds=60)
         self.target = TargetTable(self.session, self.target_name, source, self.map, self.answers.quoted, SPEC,
-                                  stamp=self.session.dialect.timestamp(datetime.now(UTC)), key_sample=lambda: 1)
+                                  stamp=self.session.dialect.timestamp(datetime.now(UTC)), first_row=FirstRow(1))
         self.source = TableQuestions(self.session, source, SPEC, self.target)
 
     async def _read(self, *, pay: bool) -> RunOutcome:

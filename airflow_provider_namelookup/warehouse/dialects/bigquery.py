@@ -29,31 +29,25 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
-from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, DriverErrors, WarehouseDialect, cloud_tuning
-from airflow_provider_namelookup.warehouse.schema import Column
+from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, cloud_tuning
+from airflow_provider_namelookup.warehouse.dialects.cloud import CloudTableDialect
+from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 
 _CASTS = {"bool": "BOOL", "int": "INT64", "float": "FLOAT64", "decimal": "BIGNUMERIC", "datetime": "TIMESTAMP",
           "date": "DATE"}
 _EXPIRY = "OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL 1 DAY))"
 
 
-class BigQueryDialect(WarehouseDialect):
+class BigQueryDialect(CloudTableDialect, name="bigquery", proof="emulator",
+                      credit_promise=("snapshot isolation: of two runs' MERGE claims of one query "
+                                      "BigQuery aborts one, which is run again and finds the query "
+                                      "held")):
     """The spellings of Google BigQuery: what differs from the base is in this module's docstring."""
 
-    name = "bigquery"
-    proof = "emulator"
-    credit_promise = ("snapshot isolation: of two runs' MERGE claims of one query BigQuery aborts one, which is run "
-                      "again and finds the query held")
-    types: ClassVar[dict[str, str]] = {
-        "text": "STRING", "longtext": "STRING", "float": "FLOAT64", "int": "INT64", "bigint": "INT64",
-        "timestamp": "TIMESTAMP",
-    }
-    temporary_tables_are_private = False
-    enforces_keys = False
-    bulk_load = BulkLoad.JSON
+    types = column_types(text="STRING", longtext="STRING", float="FLOAT64",
+                         int="INT64", bigint="INT64", timestamp="TIMESTAMP")
     tuning = cloud_tuning(conflict_attempts=10, conflict_backoff_seconds=1.0)
     errors = DriverErrors(lock_conflict_words=("could not serialize access", "concurrent update",
                                                "too many dml statements", "too many table update operations"))
@@ -64,31 +58,10 @@ class BigQueryDialect(WarehouseDialect):
 
         return dbapi.connect(hook.get_client(project_id=hook.project_id, location=hook.location))
 
-    def quote(self, name: str) -> str:
-        return ".".join(f"`{part}`" for part in name.split("."))
-
     def literal(self, value: Any) -> str:
-        if isinstance(value, datetime):
-            return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
         if isinstance(value, bool):
             return "TRUE" if value else "FALSE"
-        if isinstance(value, str):
-            return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
         return super().literal(value)
-
-    def create_table(self, table: str, key: Column, columns: Sequence[Column]) -> list[str]:
-        definitions = [f"{self.quote(key.name)} {self.column_type(key)} NOT NULL",
-                       *(f"{self.quote(c.name)} {self.column_type(c)}" for c in columns)]
-        return [f"CREATE TABLE {table} ({', '.join(definitions)})"]
-
-    def create_index(self, name: str, table: str, columns: Sequence[str]) -> list[str]:
-        return []
-
-    def add_column(self, table: str, column: Column) -> str:
-        return f"ALTER TABLE {table} ADD COLUMN {self.quote(column.name)} {self.column_type(column)}"
-
-    def add_primary_key(self, table: str, key: str) -> list[str]:
-        return []
 
     def create_temp_as(self, table: str, select: str) -> str:
         return f"CREATE TABLE {table} {_EXPIRY} AS {select}"

@@ -28,41 +28,31 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from datetime import datetime
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any
 
-from airflow_provider_namelookup.warehouse.dialects.base import (
-    BulkLoad,
-    DriverErrors,
-    Names,
-    WarehouseDialect,
-    cloud_tuning,
-)
-from airflow_provider_namelookup.warehouse.schema import Column
+from airflow_provider_namelookup.third_party import fresh_databricks_connection
+from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, cloud_tuning
+from airflow_provider_namelookup.warehouse.dialects.cloud import CloudTableDialect
+from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 
 _CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "DOUBLE", "decimal": "DECIMAL(38, 10)",
           "datetime": "TIMESTAMP", "date": "DATE"}
 
 
-class DatabricksDialect(WarehouseDialect):
+# proof: Apache Spark 3.5.6 (the engine Databricks SQL grew from) ran every statement of whole runs on Iceberg
+# tables (no Delta Lake here) through a test-only DB-API adapter (tests/warehouse/spark_dbapi.py)
+class DatabricksDialect(CloudTableDialect, name="databricks", proof="emulator",
+                        credit_promise=("Delta's optimistic commits: of two runs' MERGE claims of one"
+                                        " query the second fails with a concurrent-modification error"
+                                        " and is run again, finding the query held")):
     """The spellings of Databricks SQL: what differs from the base is in this module's docstring."""
 
-    name = "databricks"
-    # Apache Spark 3.5.6 (the engine Databricks SQL grew from) ran every statement of whole runs on Iceberg
-    # tables (no Delta Lake here) through a test-only DB-API adapter (tests/warehouse/spark_dbapi.py)
-    proof = "emulator"
     # a databricks connection's registered hook is the REST API's DatabricksHook
     sql_hook = ("airflow.providers.databricks.hooks.databricks_sql", "DatabricksSqlHook", "databricks_conn_id")
-    credit_promise = ("Delta's optimistic commits: of two runs' MERGE claims of one query the second fails with a "
-                      "concurrent-modification error and is run again, finding the query held")
-    types: ClassVar[dict[str, str]] = {
-        "text": "STRING", "longtext": "STRING", "float": "DOUBLE", "int": "INT", "bigint": "BIGINT",
-        "timestamp": "TIMESTAMP",
-    }
-    temporary_tables_are_private = False
-    enforces_keys = False
-    bulk_load = BulkLoad.JSON
+    types = column_types(text="STRING", longtext="STRING", float="DOUBLE",
+                         int="INT", bigint="BIGINT", timestamp="TIMESTAMP")
+    naive_timestamps = True
     tuning = cloud_tuning(conflict_attempts=10, conflict_backoff_seconds=0.5)
     errors = DriverErrors(lock_conflict_words=("concurrent", "conflicting commit"),
                           duplicate_key_words=("already exists", "table_or_view_already_exists"))
@@ -83,42 +73,12 @@ class DatabricksDialect(WarehouseDialect):
         """A new connection each time: ``DatabricksSqlHook.get_conn`` hands back the last one it made,
         closed or lost included, so a run's store after a lost connection would fail on the dead one
         (and lose answers paid for), and a second session of the run would share the first's. The
-        hook's own ``run`` forgets its connection the same way after closing it."""
-        if hasattr(hook, "_sql_conn"):
-            hook._sql_conn = None
-        return hook.get_conn()
-
-    def quote(self, name: str) -> str:
-        return ".".join(f"`{part}`" for part in name.split("."))
-
-    def literal(self, value: Any) -> str:
-        if isinstance(value, datetime):
-            return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
-        if isinstance(value, str):
-            return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-        return super().literal(value)
-
-    def timestamp(self, moment: datetime) -> Any:
-        return moment.replace(tzinfo=None)
-
-    def create_table(self, table: str, key: Column, columns: Sequence[Column]) -> list[str]:
-        definitions = [f"{self.quote(key.name)} {self.column_type(key)} NOT NULL",
-                       *(f"{self.quote(c.name)} {self.column_type(c)}" for c in columns)]
-        return [f"CREATE TABLE {table} ({', '.join(definitions)})"]
-
-    def create_index(self, name: str, table: str, columns: Sequence[str]) -> list[str]:
-        return []
-
-    def add_column(self, table: str, column: Column) -> str:
-        return f"ALTER TABLE {table} ADD COLUMN {self.quote(column.name)} {self.column_type(column)}"
+        hook's own ``run`` forgets its connection the same way after closing it (a reach into the
+        hook's private attribute: :mod:`airflow_provider_namelookup.third_party`)."""
+        return fresh_databricks_connection(hook)
 
     def create_temp_as(self, table: str, select: str) -> str:
         return f"CREATE TABLE {table} AS {select}"
-
-    def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
-        columns = [f"{names.key} AS {names.key_column}", *(f"{self.cast_null(c)} AS {c.name}" for c in typed),
-                   *(f"{expression} AS {column}" for expression, column in names.raw_columns())]
-        return [f"CREATE TABLE {table} AS SELECT {', '.join(columns)} FROM {names.relation} s WHERE 1 = 0"]
 
     def json_select(self, width: int, kinds: Sequence[str]) -> str:
         values = ", ".join(f"CAST(r[{i}] AS {_CASTS[k]})" if k in _CASTS else f"r[{i}]" for i, k in enumerate(kinds))

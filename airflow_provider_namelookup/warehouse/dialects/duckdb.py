@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import contextlib
 import re
-from datetime import datetime
 from typing import Any, ClassVar
 
 from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, DriverErrors, OnConflictDialect
+from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.dialects.where_functions import (
     COMMON_WHERE_FUNCTIONS,
     STRFTIME,
@@ -134,18 +134,17 @@ def open_connection(hook: Any) -> _Connection:
     return _Connection(conn)
 
 
-class DuckDBDialect(OnConflictDialect):
+class DuckDBDialect(OnConflictDialect, name="duckdb",
+                    credit_promise=("one writing process per database file: a run whose file another "
+                                    "process holds is refused before it spends; in one process, of "
+                                    "two claims of a query the second fails at commit and is run "
+                                    "again")):
     """The spellings of DuckDB: what differs from the base is in this module's docstring."""
 
-    name = "duckdb"
     where_functions: ClassVar[WhereFunctions] = {**COMMON_WHERE_FUNCTIONS, **STRFTIME}
-    credit_promise = ("one writing process per database file: a run whose file another process holds is refused "
-                      "before it spends; in one process, of two claims of a query the second fails at commit and "
-                      "is run again")
-    types: ClassVar[dict[str, str]] = {
-        "text": "VARCHAR", "longtext": "VARCHAR", "float": "DOUBLE", "int": "INTEGER", "bigint": "BIGINT",
-        "timestamp": "TIMESTAMP",
-    }
+    types = column_types(text="VARCHAR", longtext="VARCHAR", float="DOUBLE",
+                         int="INTEGER", bigint="BIGINT", timestamp="TIMESTAMP")
+    naive_timestamps = True
 
     bulk_load = BulkLoad.UNNEST
     update_returning = "a.query_hash"
@@ -155,9 +154,6 @@ class DuckDBDialect(OnConflictDialect):
     errors = DriverErrors(lock_conflict_words=("transactioncontext", "conflict on", "duplicate key"),
                           duplicate_key_words=(*DriverErrors.duplicate_key_words, "write-write conflict on"))
     connect = staticmethod(open_connection)
-
-    def timestamp(self, moment: datetime) -> Any:
-        return moment.replace(tzinfo=None)
 
     def lock_answers(self, answers: str, chosen: str) -> str | None:
         """A write of the rows (DuckDB has no ``FOR UPDATE``): two fix-ups of one query conflict."""

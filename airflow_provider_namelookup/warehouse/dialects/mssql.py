@@ -24,8 +24,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from airflow_provider_namelookup.warehouse.dialects.base import (
     BulkLoad,
@@ -34,6 +33,7 @@ from airflow_provider_namelookup.warehouse.dialects.base import (
     WarehouseDialect,
     cloud_tuning,
 )
+from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.schema import Column
 
 _CASTS = {"bool": "BIT", "int": "BIGINT", "float": "FLOAT", "decimal": "DECIMAL(38, 10)", "datetime": "DATETIME2",
@@ -41,18 +41,16 @@ _CASTS = {"bool": "BIT", "int": "BIGINT", "float": "FLOAT", "decimal": "DECIMAL(
 _BYTES = "VARBINARY(8000)"
 
 
-class MsSqlDialect(WarehouseDialect):
+class MsSqlDialect(WarehouseDialect, name="mssql", sqlglot_name="tsql", proof="parsed only",
+                   credit_promise=("a claim is one MERGE WITH (HOLDLOCK) into the answers table: its "
+                                   "range lock makes a second run's claim of a query wait and find it"
+                                   " held; deadlock victims are run again")):
     """The spellings of SQL Server and Azure SQL: what differs from the base is in this module's docstring."""
 
-    name = "mssql"
-    sqlglot_name = "tsql"
-    proof = "parsed only"
-    credit_promise = ("a claim is one MERGE WITH (HOLDLOCK) into the answers table: its range lock makes a second "
-                      "run's claim of a query wait and find it held; deadlock victims are run again")
-    types: ClassVar[dict[str, str]] = {
-        "text": "NVARCHAR({n})", "longtext": "NVARCHAR(MAX)", "float": "FLOAT", "int": "INT", "bigint": "BIGINT",
-        "timestamp": "DATETIME2",
-    }
+    naive_timestamps = True
+    compares_bytes_as = _BYTES
+    types = column_types(text="NVARCHAR({n})", longtext="NVARCHAR(MAX)", float="FLOAT",
+                         int="INT", bigint="BIGINT", timestamp="DATETIME2")
     bulk_load = BulkLoad.JSON
     tuning = cloud_tuning(store_every_seconds=10.0, store_batch=10_000)
     errors = DriverErrors(lock_conflict_codes=frozenset({1205}),  # a deadlock victim
@@ -64,9 +62,6 @@ class MsSqlDialect(WarehouseDialect):
         text = super().literal(value)
         return f"N{text}" if text.startswith("'") else text
 
-    def timestamp(self, moment: datetime) -> Any:
-        return moment.replace(tzinfo=None)
-
     def temp_name(self, base: str, schema: str | None = None) -> str:
         return f"#{base}"
 
@@ -77,24 +72,12 @@ class MsSqlDialect(WarehouseDialect):
         return f"SELECT * INTO {table} FROM ({select}) AS q"
 
     def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
-        columns = [f"{names.key} AS {names.key_column}", *(f"{self.cast_null(c)} AS {c.name}" for c in typed),
-                   *(f"{expression} AS {column}" for expression, column in names.raw_columns())]
-        return [f"SELECT {', '.join(columns)} INTO {table} FROM {names.relation} s WHERE 1 = 0",
+        return [f"SELECT {self.target_columns(names, typed)} INTO {table} FROM {names.relation} s WHERE 1 = 0",
                 *self.add_primary_key(table, names.key_column)]
-
-    def exact_equal(self, left: str, right: str) -> str:
-        return f"{left} = {right} AND CAST({left} AS {_BYTES}) = CAST({right} AS {_BYTES})"
 
     def null_safe_equal(self, left: str, right: str) -> str:
         return (f"(CAST({left} AS {_BYTES}) = CAST({right} AS {_BYTES}) "
                 f"OR ({left} IS NULL AND {right} IS NULL))")
-
-    def distinct_values(self, names: Names, unchanged: str | None) -> str:
-        """Groups on the bytes (the collation would merge Anna and ANNA), each group's value read
-        back through ``MIN`` (every value of a group is the same)."""
-        country = f"MIN({names.country})" if names.country else "NULL"
-        groups = ", ".join(f"CAST({e} AS {_BYTES})" for e in (names.name, names.country) if e)
-        return self._distinct_values(names, unchanged, f"MIN({names.name}), {country}", groups)
 
     def json_select(self, width: int, kinds: Sequence[str]) -> str:
         values = ", ".join(f"CAST(j.c{i} AS {_CASTS[k]})" if k in _CASTS else f"j.c{i}" for i, k in enumerate(kinds))

@@ -21,26 +21,26 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.schema import Column
 
 _CASTS = {"text": "CHAR({n})", "longtext": "CHAR", "float": "DOUBLE", "int": "SIGNED", "bigint": "SIGNED",
           "timestamp": "DATETIME(6)"}
 
 
-class MySqlDialect(WarehouseDialect):
+class MySqlDialect(WarehouseDialect, name="mysql",
+                   credit_promise=("InnoDB row locks: claims are inserts that conflict on the answers"
+                                   " table's primary key, so one run wins each query; fix-ups lock "
+                                   "the query's answers row")):
     """The spellings of MySQL and MariaDB: what differs from the base is in this module's docstring."""
 
-    name = "mysql"
-    credit_promise = ("InnoDB row locks: claims are inserts that conflict on the answers table's primary key, "
-                      "so one run wins each query; fix-ups lock the query's answers row")
-    types: ClassVar[dict[str, str]] = {
-        "text": "VARCHAR({n})", "longtext": "MEDIUMTEXT", "float": "DOUBLE", "int": "INT", "bigint": "BIGINT",
-        "timestamp": "DATETIME(6)",
-    }
+    naive_timestamps = True
+    compares_bytes_as = "BINARY"
+    types = column_types(text="VARCHAR({n})", longtext="MEDIUMTEXT", float="DOUBLE",
+                         int="INT", bigint="BIGINT", timestamp="DATETIME(6)")
     reads_while_writing = True
     errors = DriverErrors(lock_conflict_codes=frozenset({1205, 1213}),
                           lock_conflict_words=("deadlock", "lock wait timeout"),
@@ -57,17 +57,11 @@ class MySqlDialect(WarehouseDialect):
     def on_connect(self) -> list[str]:
         return ["SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"]  # INSERT ... SELECT reads without locks
 
-    def timestamp(self, moment: datetime) -> Any:
-        return moment.replace(tzinfo=None)
-
     def cast_null(self, column: Column) -> str:
         return f"CAST(NULL AS {_CASTS[column.kind].format(n=column.length)})"
 
-    def exact_equal(self, left: str, right: str) -> str:
-        return f"{left} = {right} AND CAST({left} AS BINARY) = CAST({right} AS BINARY)"
-
     def null_safe_equal(self, left: str, right: str) -> str:
-        return f"CAST({left} AS BINARY) <=> CAST({right} AS BINARY)"
+        return f"CAST({left} AS {self.compares_bytes_as}) <=> CAST({right} AS {self.compares_bytes_as})"
 
     def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
         raw = ", ".join([f"{names.key} AS {names.key_column}",
@@ -89,27 +83,18 @@ class MySqlDialect(WarehouseDialect):
     def index_temp(self, table: str, index: str, columns: Sequence[str]) -> list[str]:
         return [f"CREATE INDEX {self.quote(index)} ON {table} ({columns[0]}(191))"]
 
-    def distinct_values(self, names: Names, unchanged: str | None) -> str:
-        """Groups on the bytes (the collation would merge José and Jose), each group's value
-        read back through ``MIN`` (every value of a group is the same)."""
-        country = f"MIN({names.country})" if names.country else "NULL"
-        groups = ", ".join(f"CAST({e} AS BINARY)" for e in (names.name, names.country) if e)
-        return self._distinct_values(names, unchanged, f"MIN({names.name}), {country}", groups)
-
     def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
         """Assignments run left to right: ``claimed_by`` first, decided on the row as it was;
         the others follow it."""
-        p = self.placeholder
         mine = "claimed_by = VALUES(claimed_by)"
-        return (f"INSERT INTO {answers} (query_hash, lookup, state, claimed_by, lease_expires) "
-                f"SELECT c.query_hash, {p}, 'claimed', {p}, {p} FROM ({chosen}) c "
+        return (f"{self.insert_claim(answers, chosen)} "
                 f"ON DUPLICATE KEY UPDATE claimed_by = IF({reclaimable}, VALUES(claimed_by), claimed_by), "
                 f"lease_expires = IF({mine}, VALUES(lease_expires), lease_expires), "
                 f"state = IF({mine}, 'claimed', state)")
 
     def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
                      lookup: str) -> list[Any]:
-        return [lookup, owner, lease, *chosen, *reclaimable]
+        return self.insert_claim_params(chosen, reclaimable, owner=owner, lease=lease, lookup=lookup)
 
     def lock_answers(self, answers: str, chosen: str) -> str | None:
         return f"SELECT query_hash FROM {answers} WHERE query_hash IN ({chosen}) ORDER BY query_hash FOR UPDATE"

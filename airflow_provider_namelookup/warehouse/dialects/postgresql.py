@@ -23,24 +23,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import ClassVar
 
 from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, OnConflictDialect
+from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 
 _STAGE_PREFIX = "namelookup_stage_"
 
 
-class PostgresDialect(OnConflictDialect):
+class PostgresDialect(OnConflictDialect, name="postgresql", sqlglot_name="postgres",
+                      credit_promise=("row-level: claims are inserts that conflict on the answers "
+                                      "table's primary key, so one run wins each query; fix-ups lock "
+                                      "the query's answers row")):
     """The spellings of PostgreSQL: what differs from the base is in this module's docstring."""
 
-    name = "postgresql"
-    sqlglot_name = "postgres"
-    credit_promise = ("row-level: claims are inserts that conflict on the answers table's primary key, so one "
-                      "run wins each query; fix-ups lock the query's answers row")
-    types: ClassVar[dict[str, str]] = {
-        "text": "VARCHAR({n})", "longtext": "TEXT", "float": "DOUBLE PRECISION", "int": "INTEGER",
-        "bigint": "BIGINT", "timestamp": "TIMESTAMP WITH TIME ZONE",
-    }
+    types = column_types(text="VARCHAR({n})", longtext="TEXT", float="DOUBLE PRECISION",
+                         int="INTEGER", bigint="BIGINT", timestamp="TIMESTAMP WITH TIME ZONE")
     bulk_load = BulkLoad.COPY
     reads_while_writing = True
     materializes_reads = True  # a CREATE TABLE ... AS may read in parallel, a cursor never does

@@ -32,20 +32,17 @@ from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, Driver
 _STATEMENT_BYTES = 8_000_000
 
 
-class RedshiftDialect(WarehouseDialect):
+class RedshiftDialect(WarehouseDialect, name="redshift", proof="parsed only",
+                      credit_promise=("serialisable transactions: of two runs' claims of one query "
+                                      "the second fails with a serializable isolation violation and "
+                                      "is run again, finding the query held")):
     """The spellings of Amazon Redshift: what differs from the base is in this module's docstring."""
 
-    name = "redshift"
-    proof = "parsed only"
-    credit_promise = ("serialisable transactions: of two runs' claims of one query the second fails with a "
-                      "serializable isolation violation and is run again, finding the query held")
+    naive_timestamps = True
     enforces_keys = False
     bulk_load = BulkLoad.LITERALS
     tuning = cloud_tuning(conflict_attempts=8, conflict_backoff_seconds=0.5)
     errors = DriverErrors(lock_conflict_words=("serializable isolation violation", "deadlock"))
-
-    def timestamp(self, moment: datetime) -> Any:
-        return moment.replace(tzinfo=None)
 
     def null_safe_equal(self, left: str, right: str) -> str:
         return f"({left} = {right} OR ({left} IS NULL AND {right} IS NULL))"
@@ -90,10 +87,7 @@ class RedshiftDialect(WarehouseDialect):
         def taken(new: str, column: str) -> str:
             return f"{column} = CASE WHEN ({reclaimable}) THEN {new} ELSE a.{column} END"
         sets = ", ".join([taken("'claimed'", "state"), taken(p, "claimed_by"), taken(p, "lease_expires")])
-        return (f"MERGE INTO {answers} AS a USING ({chosen}) AS c ON a.query_hash = c.query_hash "
-                f"WHEN MATCHED THEN UPDATE SET {sets} "
-                f"WHEN NOT MATCHED THEN INSERT (query_hash, lookup, state, claimed_by, lease_expires) "
-                f"VALUES (c.query_hash, {p}, 'claimed', {p}, {p})")
+        return self.merge_claim(answers, chosen, f"WHEN MATCHED THEN UPDATE SET {sets}")
 
     def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
                      lookup: str) -> list[Any]:

@@ -24,33 +24,27 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
-from typing import Any, ClassVar
 
 from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, DriverErrors, WarehouseDialect, cloud_tuning
+from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 
 _CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "FLOAT", "decimal": "NUMBER(38, 10)",
           "datetime": "TIMESTAMP_TZ", "date": "DATE"}
 
 
-class SnowflakeDialect(WarehouseDialect):
+class SnowflakeDialect(WarehouseDialect, name="snowflake", proof="emulator",
+                       credit_promise=("DML on a table is serialised by its lock: a claim is one "
+                                       "MERGE into the answers table, so a second run's claim of a "
+                                       "query waits for the first's and finds it held")):
     """The spellings of Snowflake: what differs from the base is in this module's docstring."""
 
-    name = "snowflake"
-    proof = "emulator"
-    credit_promise = ("DML on a table is serialised by its lock: a claim is one MERGE into the answers table, so a "
-                      "second run's claim of a query waits for the first's and finds it held")
-    types: ClassVar[dict[str, str]] = {
-        "text": "VARCHAR({n})", "longtext": "VARCHAR", "float": "FLOAT", "int": "INTEGER", "bigint": "BIGINT",
-        "timestamp": "TIMESTAMP_NTZ",
-    }
+    naive_timestamps = True
+    types = column_types(text="VARCHAR({n})", longtext="VARCHAR", float="FLOAT",
+                         int="INTEGER", bigint="BIGINT", timestamp="TIMESTAMP_NTZ")
     enforces_keys = False
     bulk_load = BulkLoad.JSON
     tuning = cloud_tuning(conflict_attempts=8, conflict_backoff_seconds=0.5)
     errors = DriverErrors(lock_conflict_words=("deadlock", "lock wait", "was aborted"))
-
-    def timestamp(self, moment: datetime) -> Any:
-        return moment.replace(tzinfo=None)
 
     def create_index(self, name: str, table: str, columns: Sequence[str]) -> list[str]:
         return []

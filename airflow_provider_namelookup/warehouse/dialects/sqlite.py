@@ -24,22 +24,20 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, Names, OnConflictDialect, Tuning
+from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.dialects.where_functions import STRFTIME, WhereFunctions, without
 from airflow_provider_namelookup.warehouse.schema import Column
 
 _BUSY_TIMEOUT_MS = 120_000
 
 
-class SqliteDialect(OnConflictDialect):
+class SqliteDialect(OnConflictDialect, name="sqlite",
+                    credit_promise=("one writer at a time per database file; claims conflict on the "
+                                    "answers table's primary key")):
     """The spellings of SQLite: what differs from the base is in this module's docstring."""
 
-    name = "sqlite"
     where_functions: ClassVar[WhereFunctions] = {**without("extract (date_part)", "year, month, day"), **STRFTIME}
-    credit_promise = "one writer at a time per database file; claims conflict on the answers table's primary key"
-    types: ClassVar[dict[str, str]] = {
-        "text": "TEXT", "longtext": "TEXT", "float": "REAL", "int": "INTEGER", "bigint": "INTEGER",
-        "timestamp": "TEXT",
-    }
+    types = column_types(text="TEXT", longtext="TEXT", float="REAL", int="INTEGER", bigint="INTEGER", timestamp="TEXT")
     tuning = Tuning(max_in_list=500)
     errors = DriverErrors(lock_conflict_words=("database is locked",))
     indexes_null_safe_equality = True  # `IS` is looked up through an index like `=`

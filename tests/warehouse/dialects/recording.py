@@ -31,6 +31,7 @@ from airflow_provider_namelookup.engine.run import RunOptions
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.warehouse import TableRunSpec, WarehouseSession, table_run
 from airflow_provider_namelookup.warehouse.source import TableSource
+from tests.support import NoTransactions
 
 SOURCE = "analytics.customers"
 ANSWERS = "analytics.namelookup_answers"
@@ -119,7 +120,7 @@ class _Cursor:
         pass
 
 
-class _Connection:
+class _Connection(NoTransactions):
     """A DB-API connection, and (as DuckDB's is) a cursor of its own that can begin a transaction."""
 
     def __init__(self, house: Warehouse) -> None:
@@ -135,17 +136,6 @@ class _Connection:
     def cursor(self) -> _Cursor:
         return _Cursor(self.house)
 
-    def begin(self) -> None:
-        pass
-
-    def commit(self) -> None:
-        pass
-
-    def rollback(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 class RecordingHook:

@@ -1,0 +1,86 @@
+"""Finish a run, whether it succeeded or failed: claims not answered are given back, the sink is
+filled with what the run learned, the cache closed, and the summary logged last.
+
+After a failure the first error is the one raised and a later one is only logged; the run's
+``on_failure`` hears of it (with how many queries this run paid for) before the summary.
+
+Example::
+
+    finisher = Finisher(planner, cache, sink, spending, ledger, progress, log, plan_only=False)
+    await finisher.finish(failure)        # failure: the error the run stopped on, or None
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from airflow_provider_namelookup.engine.ledger import ANSWERED_STATES, HOLDING, Ledger, QueryState
+from airflow_provider_namelookup.engine.ports import AnswerCache, Question, RunOutcome, Sink, StatementCounts
+from airflow_provider_namelookup.engine.progress import RunProgress
+from airflow_provider_namelookup.engine.reading import PagePlanner
+from airflow_provider_namelookup.engine.spending import Spending
+
+
+def run_outcome(questions: list[Question], ledger: Ledger) -> RunOutcome:
+    """What a run learned, for its sink: its questions, and which hashes are answered, paid here, deferred."""
+    return RunOutcome(questions, set(ledger.hashes(*ANSWERED_STATES)), set(ledger.hashes(QueryState.PAID)),
+                      set(ledger.hashes(QueryState.DEFERRED)))
+
+
+class Finisher:
+    """The end of one run (see the module docstring).
+
+    :param planner: the run's questions.
+    :param plan_only: the run spends and writes nothing (nothing to give back or fill).
+    :param statements: the warehouse's statement counts, for the summary.
+    :param on_failure: told of the error and the queries paid for when the run failed.
+    """
+
+    def __init__(self, planner: PagePlanner, cache: AnswerCache, sink: Sink, spending: Spending, ledger: Ledger,
+                 progress: RunProgress, log: logging.Logger | Any, *, plan_only: bool,
+                 statements: StatementCounts | None = None,
+                 on_failure: Callable[[BaseException, int], None] | None = None) -> None:
+        self.planner = planner
+        self.cache = cache
+        self.sink = sink
+        self.spending = spending
+        self.ledger = ledger
+        self.progress = progress
+        self.log = log
+        self.plan_only = plan_only
+        self.statements = statements
+        self.on_failure = on_failure
+
+    async def finish(self, failure: BaseException | None) -> None:
+        """Give back the claims not answered, fill the sink, close the cache and log the summary (also
+        after a failure: the first error is the one raised, a later one is logged)."""
+        try:
+            try:
+                if not self.plan_only:
+                    if self.ledger.count(*HOLDING):
+                        await self.cache.release()
+                        self.ledger.move(self.ledger.hashes(*HOLDING), QueryState.RELEASED)
+                    await self.sink.fill(run_outcome(self.planner.questions, self.ledger))
+            finally:
+                await self.spending.forget_remaining_ahead()
+                await self.cache.close()
+        except BaseException as err:
+            if failure is None:
+                failure = err
+                raise
+            self.log.error("While stopping: %s", err)
+        finally:
+            self._count_outcomes()
+            if failure is not None and self.on_failure is not None:
+                self.on_failure(failure, self.ledger.count(QueryState.PAID))
+            self.progress.log_summary(self.log)
+
+    def _count_outcomes(self) -> None:
+        p, ledger = self.progress, self.ledger
+        p.rows_enriched = ledger.rows(*ANSWERED_STATES)
+        p.cache_hits = ledger.rows(QueryState.CACHED, QueryState.ANSWERED)
+        p.rows_deferred = ledger.rows(QueryState.DEFERRED)
+        if self.statements is not None:
+            p.statements, p.store_statements = self.statements.statements, self.statements.store_statements

@@ -1,0 +1,102 @@
+"""Read and plan: a run's source pages become questions, each distinct query one ledger entry.
+
+Each page's values are planned (:func:`~.plan.plan_value`): a query with its hash, or the rule it
+broke (it costs nothing). The answer cache learns the page's questions and says which new hashes
+it has an answer for; the rest is the run's need (:attr:`PagePlanner.to_ask`).
+
+Example::
+
+    planner = PagePlanner(rules, source, cache, ledger, progress, log)
+    await planner.read(pages)                 # every page planned, the need sorted out at the end
+    planner.to_ask                            # the hashes to claim and ask
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from airflow_provider_namelookup.engine.invalid import InvalidValues
+from airflow_provider_namelookup.engine.ledger import Ledger, QueryState
+from airflow_provider_namelookup.engine.plan import QueryRules, plan_value
+from airflow_provider_namelookup.engine.ports import AnswerCache, Question, QuestionSource, SourceValue
+from airflow_provider_namelookup.engine.progress import RunProgress
+from airflow_provider_namelookup.engine.queues import HashQueue
+
+
+class PagePlanner:
+    """Plans a run's pages into its ledger and finds what the cache answers already.
+
+    :param rules: how values become queries.
+    :param source: the run's source (its row count, read at the end).
+    :param cache: the answer cache (it learns each page's questions).
+    :param ledger: the run's ledger (every distinct query enters it here).
+    :param progress: the run's counts.
+    :param log: where invalid values are told, folded by rule.
+    """
+
+    def __init__(self, rules: QueryRules, source: QuestionSource, cache: AnswerCache, ledger: Ledger,
+                 progress: RunProgress, log: logging.Logger | Any) -> None:
+        self.rules = rules
+        self.source = source
+        self.cache = cache
+        self.ledger = ledger
+        self.progress = progress
+        self.log = log
+        self.questions: list[Question] = []
+        """Every planned value, in the order read (the sink's input)."""
+        self.to_ask: list[str] = []
+        """The hashes no answer was found for when they were read: the run's need."""
+        self.invalid = InvalidValues(rules.secrets)
+        self.looking_up = False
+        """Lookups run beside the reading (their progress lines replace the reading's)."""
+
+    def plan_page(self, values: Sequence[SourceValue]) -> tuple[list[Question], list[str]]:
+        """Plan a page's values and count them; the page's questions and its hashes new to the run
+        (the ledger keeps each query without the caller's id: its hash is the id on the wire)."""
+        page = [plan_value(value, self.rules) for value in values]
+        self.questions += page
+        new: list[str] = []
+        for question in page:
+            self.progress.rows_read += question.rows
+            if question.query is None:
+                assert question.error is not None
+                self.progress.rows_invalid += question.rows
+                self.invalid.note(question.error, question)
+            elif self.ledger.add(question.query_hash, question.query.with_id(None), rows=question.rows):
+                new.append(question.query_hash)
+        return page, new
+
+    async def find_answered(self, page: list[Question], new: list[str]) -> list[str]:
+        """Hand the questions to the cache; mark the new hashes it has an answer for; the others."""
+        if not page:
+            return []
+        await self.cache.register(page)
+        answered = await self.cache.answered(new) if new else set()
+        self.ledger.move(answered, QueryState.CACHED)
+        to_ask = [h for h in new if h not in answered]
+        self.to_ask += to_ask
+        self.progress.distinct_queries = len(self.to_ask)
+        return to_ask
+
+    async def read(self, pages: AsyncIterator[Sequence[SourceValue]], to_claim: HashQueue | None = None) -> None:
+        """Plan every page. Without ``to_claim`` the pages are sorted out together at the end (one
+        registration); with it each page is sorted out as it comes, and its hashes to ask go to the
+        claimer at once (then None, when the source is read)."""
+        try:
+            async for values in pages:
+                page, new = self.plan_page(values)
+                if to_claim is not None and (to_ask := await self.find_answered(page, new)):
+                    await to_claim.put(to_ask)
+                if not self.looking_up:
+                    self.progress.tick(self.log)
+            if to_claim is None:
+                await self.find_answered(self.questions, self.ledger.hashes(QueryState.NEW))
+            self.progress.lookups_while_reading = self.progress.lookups if to_claim is not None else 0
+        finally:
+            if to_claim is not None:
+                await to_claim.put(None)
+        self.progress.rows_unchanged = self.source.total_rows - self.progress.rows_read
+        self.progress.rows_read = self.source.total_rows
+        self.invalid.log(self.log, self.progress.label)

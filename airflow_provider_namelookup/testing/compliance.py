@@ -1,0 +1,290 @@
+"""The warehouse compliance suite: the table engine's whole-run promises, on one warehouse.
+
+A dialect is right when runs on its warehouse keep the engine's promises, whatever SQL it
+writes to get there. The suite runs whole runs (the real engine, over a real DB-API connection,
+against the Name Lookup emulator over loopback) and checks each promise on the warehouse's own
+tables:
+
+- **paid once, rerun 0**: every distinct valid query is paid for once, every row gets an outcome,
+  ``SUM(credits_used)`` is what the table cost, and a second run over the unchanged table sends
+  no request; a changed row is looked up again and its price moves with its query;
+- **parallel runs**: four runs over ``where`` shards of one table at once (threads, a connection
+  each) pay each distinct query once and leave no claim behind;
+- **a cut mid-run**: a run the service stops midway (credits exhausted) keeps every answer it
+  paid for; the next run pays only for the rest;
+- **where**: a checked filter keeps, on the warehouse, the rows it means;
+- **max_age**: answers older than ``max_age`` are looked up again, younger ones are not.
+
+How to run it on a warehouse (a test module of the contributor's, as SQLAlchemy's dialect suite
+is run)::
+
+    import pytest
+    from airflow_provider_namelookup.testing.compliance import *  # noqa: F403  (the suite's tests and fixtures)
+    from airflow_provider_namelookup.testing.dbapi import DbApiWarehouse
+
+    @pytest.fixture
+    def compliance_warehouse(tmp_path):
+        yield DbApiWarehouse(lambda: mydriver.connect(str(tmp_path / "db")), MyDialect)
+
+The fixture gives any object with the :class:`ComplianceWarehouse` members: a
+:class:`~.dbapi.DbApiWarehouse` for a bare DB-API driver, or (as the provider's own tests do) a
+warehouse behind an Airflow connection. The emulator comes from the ``emulator`` extra
+(``pip install 'airflow-provider-namelookup[emulator]'``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Protocol
+
+import pytest
+
+from airflow_provider_namelookup.contract import LookupKind
+from airflow_provider_namelookup.engine.plan import QueryRules, plan_name
+from airflow_provider_namelookup.engine.run import RunOptions
+from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
+from airflow_provider_namelookup.hooks.settings import ClientSettings
+from airflow_provider_namelookup.warehouse import TableRunSpec, TableSource, WarehouseSession, table_run
+
+__all__ = ["ComplianceWarehouse", "compliance_account", "compliance_emulator", "enrich",
+           "test_a_run_cut_midway_keeps_what_it_paid_for", "test_each_query_is_paid_once_and_a_rerun_pays_nothing",
+           "test_max_age_looks_stale_answers_up_again", "test_parallel_runs_pay_each_query_once",
+           "test_where_keeps_the_rows_it_means"]
+
+_log = logging.getLogger("airflow_provider_namelookup.compliance")
+
+CUSTOMERS = [
+    (1, "Theresa", None), (2, "theresa ", None), (3, "Andrea", "IT"), (4, "Andrea", "DE"), (5, "John", "US"),
+    (6, "", None), (7, "x" * 60, None), (8, "Anna", "Germany"), (9, "Theresa", None), (10, None, None),
+]
+"""Spellings of one name, hints that change the query, and the three kinds of invalid row."""
+
+
+class ComplianceWarehouse(Protocol):
+    """What the suite needs of the warehouse under test (the ``compliance_warehouse`` fixture's value)."""
+
+    hook: Any
+    """What the engine opens connections with (a common-sql ``DbApiHook``, or :class:`~.dbapi.DbApiConnectionHook`)."""
+    dialect: Any
+    """The dialect under test, built on :attr:`hook`."""
+    answers_table: str
+    """An answers table of the test's own (the suite's runs share it, other tests do not)."""
+    concurrent_runs: bool
+    """Runs in several threads of one process may write it at once (else the parallel promise is skipped)."""
+
+    def table_name(self, prefix: str = "customers") -> str:
+        """A table name no other test uses."""
+        ...
+
+    def create_customers(self, rows: list[tuple[Any, ...]]) -> str:
+        """A table ``customers(customer_id INTEGER key, name text, country text)`` holding ``rows``; its name."""
+        ...
+
+    def insert(self, table: str, rows: list[tuple[Any, ...]]) -> None:
+        """Insert ``(customer_id, name, country)`` rows."""
+        ...
+
+    def rows(self, sql: str) -> list[tuple[Any, ...]]:
+        """The rows of one query."""
+        ...
+
+
+@dataclass
+class ComplianceAccount:
+    """An emulator account the suite's runs pay with."""
+
+    emulator: Any
+    token: str
+
+    def remaining(self) -> int:
+        return int(self.emulator.state.remaining_credits(self.token))
+
+    def set_credits(self, remaining: int) -> None:
+        self.emulator.top_up(self.token, remaining=remaining)
+
+    def settings(self) -> ClientSettings:
+        return ClientSettings.from_parts(host=self.emulator.url, port=None, password=self.token,
+                                         extra={"backoff_base": 0.01})
+
+
+@pytest.fixture(scope="module")
+def compliance_emulator() -> Iterator[Any]:
+    """The Name Lookup emulator over loopback, for the module's tests."""
+    from namelookup_emulator import EmulatorServer
+
+    with EmulatorServer() as server:
+        yield server
+
+
+@pytest.fixture
+def compliance_account(compliance_emulator: Any) -> Iterator[ComplianceAccount]:
+    """A fresh account of 100 credits; the emulator's faults off before and after."""
+    compliance_emulator.set_faults()
+    yield ComplianceAccount(compliance_emulator, compliance_emulator.create_account(credits=100))
+    compliance_emulator.set_faults()
+
+
+def enrich(house: ComplianceWarehouse, account: ComplianceAccount, table: str, *, where: str | None = None,
+           target: str | None = None, max_age: timedelta | None = None, lookup: LookupKind = LookupKind.GENDER,
+           **options: Any) -> dict[str, Any]:
+    """One whole run of the engine over ``table`` (key ``customer_id``, name ``name``, country
+    ``country``) into ``target`` (default ``<table>_gender``); its summary."""
+    session = WarehouseSession(house.hook, house.dialect)
+    try:
+        source = TableSource(session.dialect, table=table, key_column="customer_id", name_column="name",
+                             country_column="country" if lookup.takes_hints else None, where=where)
+        job = TableRunSpec(source=source, target=target or f"{table}_gender", answers=house.answers_table,
+                           rules=QueryRules(lookup), max_age=max_age, page_size=options.pop("page_size", 10_000))
+
+        async def run() -> dict[str, Any]:
+            async with NameLookupAsyncHook(settings=account.settings(),
+                                           max_concurrency=options.pop("max_concurrency", None)) as service:
+                lookup_run = table_run(session, job, service, _log, RunOptions(**options))
+                await lookup_run.run()
+                return lookup_run.progress.summary()
+        return asyncio.run(run())
+    finally:
+        session.shutdown()
+
+
+def distinct_valid(rows: list[tuple[Any, ...]]) -> int:
+    """The distinct valid gender queries of ``(key, name, country)`` rows, planned as the engine plans them."""
+    rules = QueryRules(LookupKind.GENDER)
+    return len({p.query_hash for _, name, country in rows
+                if (p := plan_name(name, rules, country=country)).query is not None})
+
+
+def _target(house: ComplianceWarehouse, table: str) -> dict[int, tuple[Any, ...]]:
+    """``customer_id -> (gender, status, credits_used, query_hash)`` of a target."""
+    rows = house.rows(f"SELECT customer_id, gender, status, credits_used, query_hash FROM {table}")
+    return {int(r[0]): tuple(r[1:]) for r in rows}
+
+
+def _claims_left(house: ComplianceWarehouse) -> int:
+    return int(house.rows(f"SELECT COUNT(*) FROM {house.answers_table} WHERE state = 'claimed'")[0][0])
+
+
+# The promises -----------------------------------------------------------------------------------------------
+
+def test_each_query_is_paid_once_and_a_rerun_pays_nothing(compliance_warehouse: ComplianceWarehouse,
+                                                          compliance_account: ComplianceAccount) -> None:
+    """Paid once, rerun 0: each distinct valid query paid once, every row an outcome,
+    ``SUM(credits_used)`` what the table cost; an unchanged table costs no request; a new row of a
+    known query costs nothing, a new query one credit."""
+    house, account = compliance_warehouse, compliance_account
+    table = house.create_customers(CUSTOMERS)
+    summary = enrich(house, account, table)
+    rows = _target(house, f"{table}_gender")
+    spent = 100 - account.remaining()
+    assert spent == distinct_valid(CUSTOMERS) == summary["credits_used"]
+    assert set(rows) == {c[0] for c in CUSTOMERS}  # every row has an outcome
+    assert {k for k, r in rows.items() if r[1] == "error"} == {6, 7, 8, 10}
+    assert [rows[k][0] for k in (1, 2, 3, 4, 5, 9)] == ["female", "female", "male", "female", "male", "female"]
+    assert sum(r[2] for r in rows.values()) == spent  # SUM(credits_used) is what the table cost
+
+    again = enrich(house, account, table)
+    assert (again["rows_unchanged"], again["lookups"], again["requests"], again["credits_used"]) == (10, 0, 0, 0)
+    assert _target(house, f"{table}_gender") == rows
+
+    house.insert(table, [(11, "JOHN", "US"), (12, "Giulia", None)])  # a known query, and a new one
+    third = enrich(house, account, table)
+    assert (third["lookups"], third["rows_unchanged"]) == (1, 10)
+    after = _target(house, f"{table}_gender")
+    held = {r[3] for r in after.values() if r[1] == "ok"}
+    assert sum(r[2] for r in after.values()) == len(held) == 100 - account.remaining() == spent + 1
+    assert _claims_left(house) == 0
+
+
+def test_parallel_runs_pay_each_query_once(compliance_warehouse: ComplianceWarehouse,
+                                           compliance_account: ComplianceAccount) -> None:
+    """Four runs over ``where`` shards of one table at once pay each distinct query once, and leave no claim."""
+    house, account = compliance_warehouse, compliance_account
+    if not house.concurrent_runs:
+        pytest.skip(f"{house.dialect.name} here takes no concurrent writers in one process")
+    from namelookup_emulator.sample import customer_rows
+
+    rows = list(customer_rows(800, seed=21))
+    table = house.create_customers(rows)
+    account.set_credits(10_000)
+    account.emulator.set_faults(latency_ms=15)  # the runs' requests overlap in time
+    summaries: list[dict[str, Any]] = []
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def shard(index: int) -> None:
+        try:
+            start.wait()
+            summaries.append(enrich(house, account, table, where=f"customer_id % 4 = {index}",
+                                    check_remaining_credits=False))
+        except BaseException as err:  # handed to the test's thread
+            errors.append(err)
+
+    threads = [threading.Thread(target=shard, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    account.emulator.set_faults()
+    assert not errors, errors[0]
+    spent = 10_000 - account.remaining()
+    assert spent == distinct_valid(rows) == sum(s["lookups"] for s in summaries)  # not once per shard
+    target = _target(house, f"{table}_gender")
+    assert sorted(target) == sorted(r[0] for r in rows)
+    assert sum(r[2] for r in target.values()) == spent
+    assert _claims_left(house) == 0
+
+
+def test_a_run_cut_midway_keeps_what_it_paid_for(compliance_warehouse: ComplianceWarehouse,
+                                                 compliance_account: ComplianceAccount) -> None:
+    """A run the service stops midway keeps every answer it paid for; the next run pays only for the rest."""
+    house, account = compliance_warehouse, compliance_account
+    table = house.create_customers([(i, f"Person{i:03d}", None) for i in range(1, 251)])
+    account.set_credits(150)  # a request of 100 is answered, the next one refused whole
+    with pytest.raises(Exception, match=r"(?i)credit"):
+        enrich(house, account, table, check_remaining_credits=False, max_concurrency=1)
+    paid = 150 - account.remaining()
+    first = _target(house, f"{table}_gender")
+    assert 0 < paid < 150 and len({r[3] for r in first.values()}) == paid  # every answer paid for was kept
+
+    account.set_credits(1_000)
+    enrich(house, account, table)
+    assert 1_000 - account.remaining() == 250 - paid  # only the names still missing were paid
+    final = _target(house, f"{table}_gender")
+    assert len(final) == 250 and sum(r[2] for r in final.values()) == 250
+    assert all(final[k] == first[k] for k in first)
+    assert _claims_left(house) == 0
+
+
+def test_where_keeps_the_rows_it_means(compliance_warehouse: ComplianceWarehouse,
+                                       compliance_account: ComplianceAccount) -> None:
+    """A checked ``where`` (``%``, ``lower``, ``LIKE``, ``COALESCE``, ``IN``) keeps, on the
+    warehouse, the rows it means."""
+    house, account = compliance_warehouse, compliance_account
+    table = house.create_customers([(1, "Anna", "DE"), (2, "ben", "AT"), (3, " Carla ", None), (4, "Dora", "DE"),
+                                    (5, "O'Neil", "FR"), (6, None, "IT"), (7, "Emil", None), (8, "Fritz", "CH")])
+    where = "(customer_id % 2 = 0 AND lower(name) LIKE '%o%') OR COALESCE(country, 'XX') IN ('XX', 'FR')"
+    summary = enrich(house, account, table, where=where, target=f"{table}_out")
+    assert sorted(_target(house, f"{table}_out")) == [3, 4, 5, 7]
+    assert summary["rows_read"] == 4
+
+
+def test_max_age_looks_stale_answers_up_again(compliance_warehouse: ComplianceWarehouse,
+                                              compliance_account: ComplianceAccount) -> None:
+    """Answers older than ``max_age`` are looked up again (and priced anew); younger ones, and a
+    run without it, are not."""
+    house, account = compliance_warehouse, compliance_account
+    table = house.create_customers([(1, "Anna", None), (2, "Ben", None), (3, "anna", None)])
+    assert enrich(house, account, table)["lookups"] == 2
+    assert enrich(house, account, table, max_age=timedelta(hours=1))["lookups"] == 0  # young answers are kept
+    time.sleep(1.2)
+    again = enrich(house, account, table, max_age=timedelta(seconds=1))
+    assert (again["lookups"], again["rows_enriched"], again["rows_unchanged"]) == (2, 3, 0)
+    assert 100 - account.remaining() == 4
+    assert sum(r[2] for r in _target(house, f"{table}_gender").values()) == 2  # the fresh answers' prices
+    assert enrich(house, account, table)["lookups"] == 0  # without max_age nothing expires

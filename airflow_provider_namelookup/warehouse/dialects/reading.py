@@ -1,0 +1,89 @@
+"""Reading the source: a run's connection, the probes of a source, and the distinct pass.
+
+The distinct pass is the one statement that reads the source's rows: each distinct raw
+``(name, country)`` of the rows to enrich, with how many rows hold it and their lowest key. Python
+plans only those values (never the rows).
+
+Example (the defaults, on a source ``(SELECT * FROM customers)`` with no target yet)::
+
+    dialect.first_row("s.id, s.name", "(SELECT * FROM customers)")
+    # 'SELECT s.id, s.name FROM (SELECT * FROM customers) s LIMIT 1'
+    dialect.distinct_values(names, unchanged=None)
+    # 'SELECT 0 AS total, s.name, NULL, COUNT(*) AS value_rows, MIN(s.id) AS first_key,
+    #  COUNT(*) OVER () AS distinct_values FROM (...) s GROUP BY s.name
+    #  UNION ALL SELECT 1, NULL, NULL, COUNT(*), NULL, NULL FROM (...) s'
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from airflow_provider_namelookup.warehouse.dialects.spelling import Spelling
+from airflow_provider_namelookup.warehouse.dialects.traits import Names
+
+
+class SourceReading(Spelling):
+    """A run's connections and what reads the source (see the module docstring)."""
+
+    reads_while_writing: ClassVar[bool] = False
+    """Lookups may start while the distinct pass still reads (on a second connection)."""
+    materializes_reads: ClassVar[bool] = False
+    """The distinct pass is made into a temporary table first, then read (a ``CREATE TABLE ... AS``
+    may run in parallel where a cursor's query does not)."""
+    server_side_cursor: ClassVar[bool] = False
+    """Rows are read through a named (server-side) cursor, a page at a time."""
+
+    @staticmethod
+    def connect(hook: Any) -> Any:
+        """A new DB-API connection of a run: ``hook.get_conn()`` by default (a dialect whose driver
+        needs one shaped differently gives its own opener)."""
+        return hook.get_conn()
+
+    def on_connect(self) -> list[str]:
+        """Statements that set up a new connection of a run (lock waits, isolation); none by default.
+
+        Example: ``["PRAGMA busy_timeout = 120000"]`` (SQLite: several runs may write one file)."""
+        return []
+
+    def first_row(self, columns: str, relation: str) -> str:
+        """Read one row of the source (``relation`` is a derived table, aliased ``s`` here): a
+        mistake in the source fails here, before anything is created or spent.
+
+        Example: ``SELECT s.id FROM (SELECT * FROM customers) s LIMIT 1``."""
+        return f"SELECT {columns} FROM {relation} s LIMIT 1"
+
+    def no_rows(self, columns: str, table: str) -> str:
+        """A probe that reads no row: does ``table`` have these columns?
+
+        Example: ``SELECT query_hash, state FROM namelookup_answers WHERE 1 = 0``."""
+        return f"SELECT {columns} FROM {table} WHERE 1 = 0"
+
+    def before_distinct_pass(self) -> list[str]:
+        """Statements run in the distinct pass's transaction before it (memory for its join); none by default.
+
+        Example: ``["SET LOCAL work_mem = '64MB'"]`` (PostgreSQL)."""
+        return []
+
+    def distinct_values(self, names: Names, unchanged: str | None) -> str:
+        """Each distinct raw value of the rows to enrich, with its row count, its lowest key and
+        how many distinct values there are in all (on every row: the first page tells the run
+        its need's bound), and one more row (``total`` = 1) with the count of every row of the source.
+        Six columns: ``total, name, country, value_rows, first_key, distinct_values``.
+
+        :param unchanged: the condition on a target row ``t`` that makes a source row ``s``
+            unchanged (a correlated ``SELECT 1 FROM target t WHERE ...``); None when there is no target yet.
+        """
+        if self.compares_bytes_as:  # grouped on the bytes, each group's value read back through MIN
+            country = f"MIN({names.country})" if names.country else "NULL"
+            groups = ", ".join(f"CAST({e} AS {self.compares_bytes_as})" for e in (names.name, names.country) if e)
+            return self._distinct_values(names, unchanged, f"MIN({names.name}), {country}", groups)
+        country = names.country or "NULL"
+        groups = ", ".join(e for e in (names.name, names.country) if e)
+        return self._distinct_values(names, unchanged, f"{names.name}, {country}", groups)
+
+    def _distinct_values(self, names: Names, unchanged: str | None, values: str, groups: str) -> str:
+        filtered = f" WHERE NOT EXISTS ({unchanged})" if unchanged else ""
+        return (f"SELECT 0 AS total, {values}, COUNT(*) AS value_rows, MIN({names.key}) AS first_key, "
+                f"COUNT(*) OVER () AS distinct_values "
+                f"FROM {names.relation} s{filtered} GROUP BY {groups} "
+                f"UNION ALL SELECT 1, NULL, NULL, COUNT(*), NULL, NULL FROM {names.relation} s")

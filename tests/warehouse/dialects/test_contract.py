@@ -1,0 +1,64 @@
+"""The dialect contract is checked when a dialect is defined: what it must write, named."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import pytest
+
+from airflow_provider_namelookup.warehouse.dialects import all_dialects
+from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, IncompleteDialect, WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
+
+PROMISE = "claims are MERGE inserts that conflict on the answers table's primary key"
+
+
+def test_every_supported_dialect_keeps_the_contract() -> None:
+    assert [d.name for d in all_dialects()] == ["sqlite", "postgresql", "mysql", "duckdb", "snowflake", "bigquery",
+                                                "databricks", "redshift", "mssql"]
+
+
+def test_the_smallest_dialect_is_its_name_and_credit_promise() -> None:
+    class Tiny(WarehouseDialect, name="tiny", credit_promise=PROMISE):
+        pass
+
+    assert (Tiny.name, Tiny.credit_promise, Tiny.proof) == ("tiny", PROMISE, "real engine")
+
+
+def test_a_dialect_without_its_name_or_promise_fails_when_defined() -> None:
+    with pytest.raises(IncompleteDialect, match=r"Nameless must write: name \(.*\); credit_promise \(how"):
+        class Nameless(WarehouseDialect):
+            pass
+
+
+def test_a_json_bulk_load_needs_its_select() -> None:
+    with pytest.raises(IncompleteDialect, match=r"must write: json_select \(bulk_load = BulkLoad.JSON"):
+        class Loader(WarehouseDialect, name="loader", credit_promise=PROMISE):
+            bulk_load = BulkLoad.JSON
+
+
+def test_a_claim_of_its_own_needs_parameters_that_fit_it() -> None:
+    with pytest.raises(IncompleteDialect, match=r"must write: claim_params \(a claim of its own"):
+        class Claimer(WarehouseDialect, name="claimer", credit_promise=PROMISE):
+            def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
+                return f"{self.insert_claim(answers, chosen)} ON CONFLICT DO NOTHING WHERE {reclaimable}"
+
+    class Fitting(WarehouseDialect, name="fitting", credit_promise=PROMISE):
+        def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
+            return f"{self.insert_claim(answers, chosen)} ON CONFLICT DO NOTHING WHERE {reclaimable}"
+
+        def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
+                         lookup: str) -> list[Any]:
+            return self.insert_claim_params(chosen, reclaimable, owner=owner, lease=lease, lookup=lookup)
+
+    assert Fitting.name == "fitting"
+
+
+def test_types_name_every_column_kind_and_proof_is_known() -> None:
+    with pytest.raises(TypeError, match="column_types takes exactly"):
+        column_types(text="TEXT")
+    with pytest.raises(IncompleteDialect, match=r"types of timestamp .*; proof as one of"):
+        class Untyped(WarehouseDialect, name="untyped", credit_promise=PROMISE, proof="tried once"):
+            types: ClassVar[dict[str, str]] = {"text": "TEXT", "longtext": "TEXT", "float": "REAL", "int": "INTEGER",
+                                               "bigint": "INTEGER"}
