@@ -45,9 +45,9 @@ def test_inside_a_task_both_tasks_run_in_one_dag_run_and_the_rerun_pays_nothing(
     assert first["provider"]["value"]["credits_used"] == 105 and rerun["provider"]["value"]["credits_used"] == 0
     assert first["handwritten"]["value"]["asked"] == rerun["handwritten"]["value"]["asked"] == 105
     assert first["credits"] == 210 and rerun["credits"] == 105  # the emulator's count: the hand-written task pays again
-    for run in (first, rerun):
+    for timed in (first, rerun):
         for task in ("provider", "handwritten"):
-            assert 0 < run[task]["inside"] <= run[task]["duration"]
+            assert 0 < timed[task]["inside"] <= timed[task]["duration"]
     assert _checks(section)["loopback, sqlite, 300 rows, share35, rerun: the provider's rerun pays nothing"] is True
 
 
