@@ -265,13 +265,18 @@ class _NameLookupBase(BaseHook):
 
     @cached_property
     def _tls(self) -> ssl.SSLContext:
-        """One TLS context for all this hook's clients (loading the CA bundle costs ~30 ms each)."""
+        """One TLS context for all this hook's clients (loading the CA bundle costs 30-70 ms each)."""
         return httpx.create_ssl_context()
+
+    async def _atls(self, settings: ClientSettings) -> None:
+        """Make the TLS context of an ``https`` service on a thread, while the run's first statements go on."""
+        if _speaks_tls(settings.base_url) and "_tls" not in self.__dict__:
+            self.__dict__["_tls"] = await asyncio.to_thread(httpx.create_ssl_context)
 
     def _client_options(self, settings: ClientSettings, connections: int) -> dict[str, Any]:
         return {
             "transport": self._transport,
-            "verify": self._tls,
+            "verify": self._tls if _speaks_tls(settings.base_url) else _no_tls_expected(),
             "base_url": settings.base_url,
             "timeout": self._timeout(settings),
             "headers": {"Accept": "application/json", "User-Agent": _USER_AGENT},
@@ -530,6 +535,7 @@ class NameLookupAsyncHook(_NameLookupBase):
     async def alanes(self) -> _Lanes:
         if self._lanes is None:
             settings = await self.aget_settings()
+            await self._atls(settings)
             self._lanes = _Lanes(lambda size: httpx.AsyncClient(**self._client_options(settings, size)),
                                  self._ceiling(settings))
         return self._lanes
@@ -753,3 +759,15 @@ class NameLookupAsyncHook(_NameLookupBase):
         async with cls.for_url(base_url or DEFAULT_BASE_URL) as fresh:
             return await fresh.run(signup_call(email, accept_terms, newsletter, locale, fresh.policy,
                                                fresh.counters))
+
+
+def _speaks_tls(base_url: str) -> bool:
+    return not base_url.lower().startswith("http://")
+
+
+@functools.cache
+def _no_tls_expected() -> ssl.SSLContext:
+    """The TLS context of a client of a plain ``http://`` service (the emulator): it never speaks
+    TLS (redirects are not followed), so no CA bundle is loaded; should it ever try, no certificate
+    is trusted (a client context verifies certificates and host names, with no trust anchors)."""
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)

@@ -48,6 +48,7 @@ from airflow_provider_namelookup.evaluation.destination import write_text
 from airflow_provider_namelookup.evaluation.evaluate import OnUnreadable
 from airflow_provider_namelookup.evaluation.report import render_html, summary_lines
 from airflow_provider_namelookup.evaluation.table import TableEvaluationSource
+from airflow_provider_namelookup.heap import leaves_older_objects_alone
 from airflow_provider_namelookup.models import result_view
 from airflow_provider_namelookup.operators.base import fail_without_retry_on_unfixable_errors
 from airflow_provider_namelookup.operators.sql_hook import sql_hook
@@ -176,6 +177,7 @@ class SqlGenderEvaluationOperator(_GenderEvaluationBase, BaseSQLOperator):
     def group_name(self) -> str:
         return self.group_column or self.group_key
 
+    @leaves_older_objects_alone
     def execute(self, context: Context) -> dict[str, Any]:
         # A name, a where or an sql that is wrong now is wrong at every retry: fail at once.
         with fail_without_retry_on_unfixable_errors((ValueError, AirflowNotFoundException)):
@@ -220,6 +222,7 @@ class GenderEvaluationOperator(_GenderEvaluationBase):
     def group_name(self) -> str:
         return self._group_name
 
+    @leaves_older_objects_alone
     def execute(self, context: Context) -> dict[str, Any]:
         answers = _as_list(self.answers, "answers")
         labels = _as_list(self.labels, "labels")

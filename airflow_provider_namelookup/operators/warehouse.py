@@ -37,6 +37,7 @@ from airflow.providers.common.sql.operators.sql import BaseSQLOperator
 from airflow.sdk import Context
 
 from airflow_provider_namelookup.engine.plan import LookupKind
+from airflow_provider_namelookup.heap import leaves_older_objects_alone
 from airflow_provider_namelookup.operators.base import (
     UNFIXABLE_BY_RETRY,
     GenderHintsMixin,
@@ -201,6 +202,7 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
                             page_size=self.page_size, max_age=self.max_age, lease_seconds=self.lease_seconds,
                             spender=spender, max_credits_covers_earlier_tries=self.max_credits_scope == "dag_run")
 
+    @leaves_older_objects_alone
     @records_usage
     def execute(self, context: Context) -> dict[str, Any]:
         with fail_without_retry_on_unfixable_errors(self.unfixable_errors):

@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 from airflow.sdk import Context
 
 from airflow_provider_namelookup.engine.plan import LookupKind
+from airflow_provider_namelookup.heap import leaves_older_objects_alone
 from airflow_provider_namelookup.operators.base import (
     GenderHintsMixin,
     NameLookupOperatorBase,
@@ -66,6 +67,7 @@ class _XComLookupOperator(NameLookupOperatorBase):
         self._run: ListRun | None = None
         self._stash: RetryStash | None = None
 
+    @leaves_older_objects_alone
     @records_usage
     def execute(self, context: Context) -> list[dict[str, Any]]:
         with fail_without_retry_on_unfixable_errors(self.unfixable_errors):

@@ -1,0 +1,35 @@
+"""The task's older objects set aside from the garbage collector, and given back once."""
+
+from __future__ import annotations
+
+import gc
+
+from airflow_provider_namelookup.heap import leaves_older_objects_alone, older_objects_left_alone
+
+
+def test_the_outermost_block_gives_the_objects_back_and_an_inner_one_does_not() -> None:
+    gc.unfreeze()
+    with older_objects_left_alone():
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with older_objects_left_alone():
+            pass
+        assert gc.get_freeze_count() == frozen  # the inner block ended; the outer freeze holds
+    assert gc.get_freeze_count() == 0
+
+
+def test_an_execute_decorated_runs_with_the_objects_set_aside_also_when_it_raises() -> None:
+    seen: list[int] = []
+
+    @leaves_older_objects_alone
+    def execute(fail: bool) -> None:
+        seen.append(gc.get_freeze_count())
+        if fail:
+            raise ValueError("boom")
+
+    execute(False)
+    try:
+        execute(True)
+    except ValueError:
+        pass
+    assert len(seen) == 2 and min(seen) > 0 and gc.get_freeze_count() == 0
