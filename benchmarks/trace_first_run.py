@@ -14,6 +14,7 @@ when ``--rerun`` is given.
 Example::
 
     .venv/bin/python -m benchmarks.trace_first_run --rows 20000 --latency-ms 80 120
+    .venv/bin/python -m benchmarks.trace_first_run --rows 200000 --latency-ms 0 0 --warehouse sqlite --rerun
 """
 
 from __future__ import annotations
@@ -108,28 +109,40 @@ def traced(timeline: Timeline) -> Iterator[None]:
         logger.level = level
 
 
-def trace(rows: int, latency_ms: tuple[float, float], *, rerun: bool, workdir: Path) -> None:
+def trace(rows: int, latency_ms: tuple[float, float], *, rerun: bool, workdir: Path, warehouse: str = "postgres",
+          names: str = "sample") -> None:
     """Build the table, run the provider (and its rerun), print each run's timeline."""
     with BenchService(workdir / "emulator_trace.log", credits=100_000_000) as service:
         if max(latency_ms) > 0:
             service.process.set_faults(latency_ms=list(latency_ms))
         suffix = uuid.uuid4().hex[:8]
-        table, answers = f"bench_trace_{suffix}", f"bench_trace_answers_{suffix}"
-        table_postgres.load_customers(table, rows, seed=2026)
-        connections = mock.patch.dict(os.environ, {**service.connection_env(), **table_postgres.connection_env()})
+        if warehouse == "postgres":
+            table, answers = f"bench_trace_{suffix}", f"bench_trace_answers_{suffix}"
+            table_postgres.load_customers(table, rows, seed=2026)
+            conn_id, env = table_postgres.WAREHOUSE_CONN_ID, table_postgres.connection_env()
+
+            def cleanup() -> None:
+                table_postgres.drop([table, f"{table}_gender", answers])
+        else:
+            from benchmarks import in_task
+
+            built = in_task.build_table(warehouse, rows, names, seed=2026, workdir=workdir)
+            table, answers, conn_id, env = (built.conf["table"], built.conf["answers_table"],
+                                            in_task.WAREHOUSE_CONN_ID, built.env)
+            cleanup = built.cleanup
+        connections = mock.patch.dict(os.environ, {**service.connection_env(), **env})
         try:
             connections.start()
             from benchmarks.provider import enrich_customers
 
             for attempt in ("first run", "rerun")[: 2 if rerun else 1]:
-                work = enrich_customers({"sql_conn_id": table_postgres.WAREHOUSE_CONN_ID, "source_table": table,
-                                         "answers_table": answers})
+                work = enrich_customers({"sql_conn_id": conn_id, "source_table": table, "answers_table": answers})
                 timeline = Timeline()
                 with traced(timeline):
                     timeline.origin = time.perf_counter()
                     summary = work()
                     total = time.perf_counter() - timeline.origin
-                print(f"\n== {attempt}: {rows:,} rows, latency {latency_ms[0]:g}-{latency_ms[1]:g} ms: "
+                print(f"\n== {attempt}: {rows:,} rows on {warehouse}, latency {latency_ms[0]:g}-{latency_ms[1]:g} ms: "
                       f"{total * 1000:.0f} ms, {summary.get('lookups')} lookups, "
                       f"{summary.get('statements')} statements")
                 print("   start      end   duration  lane  what")
@@ -137,7 +150,7 @@ def trace(rows: int, latency_ms: tuple[float, float], *, rerun: bool, workdir: P
                     print(line)
         finally:
             connections.stop()
-            table_postgres.drop([table, f"{table}_gender", answers])
+            cleanup()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,9 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency-ms", type=float, nargs=2, default=(80.0, 120.0), metavar=("LOW", "HIGH"))
     parser.add_argument("--rerun", action="store_true", help="trace a rerun over the unchanged table too")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/namelookup-trace"))
+    parser.add_argument("--warehouse", choices=("postgres", "sqlite", "duckdb"), default="postgres")
+    parser.add_argument("--names", default="sample", help="the name distribution of an sqlite or duckdb table "
+                        "(benchmarks.distributions: sample, share5, share35)")
     args = parser.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
-    trace(args.rows, tuple(args.latency_ms), rerun=args.rerun, workdir=args.workdir)
+    trace(args.rows, tuple(args.latency_ms), rerun=args.rerun, workdir=args.workdir, warehouse=args.warehouse,
+          names=args.names)
     return 0
 
 

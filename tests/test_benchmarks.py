@@ -149,7 +149,7 @@ def test_the_trace_shows_a_first_run_and_its_rerun_step_by_step(tmp_path: Path, 
                                  "--workdir", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     first, rerun = printed.split("== rerun:")
-    assert "== first run: 300 rows, latency 5-10 ms:" in first
+    assert "== first run: 300 rows on postgres, latency 5-10 ms:" in first
     assert "http  GET /v2/statistic" in first and "http  POST /v2/gender" in first
     assert "sql   AnswersTable._claim" in first
     assert "httpx.create_ssl_context" not in first  # the emulator speaks plain HTTP: no CA bundle is loaded
