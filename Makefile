@@ -10,7 +10,7 @@ SCALE_STAMP := $(VENV)/.installed-scale
 EMULATOR_DIR := namelookup-emulator
 EMULATOR_PYPROJECT := $(EMULATOR_DIR)/pyproject.toml
 
-.PHONY: install test test-compat lint unit demo bench emulator scale-test clean wheel-smoke browser screenshots \
+.PHONY: install test test-compat lint unit demo bench emulator scale-test clean dist wheel-smoke browser screenshots \
 	bigquery-emulator spark h2 docs
 # Cached outside the tree so that CI's fresh clones reuse them (rebuilt when a pyproject.toml changes).
 BQEMULATOR_VENV ?= $(HOME)/.cache/airflow-provider-namelookup/bqemulator-venv
@@ -137,29 +137,37 @@ emulator: $(STAMP)
 	NAMELOOKUP_EMULATOR_SEED_TOKEN='$(EMULATOR_TOKEN)' $(BIN)/namelookup-emulator --host 127.0.0.1 --port 8765 \
 		--seed-credits 100000
 
-# Build the sdists and wheels of both distributions (the provider and namelookup-emulator), check their
-# metadata, install both built wheels (not this tree) into a separate venv, and the emulator's wheel
+# The sdists and wheels of both distributions (the provider and namelookup-emulator) in $(DIST), their
+# metadata checked: neither is on PyPI yet, so this is how to install them without a checkout
+# (README "Install": pip install --find-links ./dist 'airflow-provider-namelookup[examples]').
+# The build leaves <name>.egg-info in the tree, which would have Airflow load the plugin twice.
+DIST ?= dist
+dist: $(STAMP)
+	rm -rf $(DIST)
+	$(BIN)/python -m build --outdir $(DIST) .
+	$(BIN)/python -m build --outdir $(DIST) $(EMULATOR_DIR)
+	rm -rf airflow_provider_namelookup.egg-info $(EMULATOR_DIR)/namelookup_emulator.egg-info
+	$(BIN)/python -m twine check --strict $(DIST)/*
+	@echo "make dist: $$(cd $(DIST) && ls *.whl | tr '\n' ' ')in $(DIST)/"
+
+# Install both built wheels (make dist, not this tree) into a separate venv, and the emulator's wheel
 # alone into a second one (no Airflow, no provider), and run packaging/wheel_smoke.py in each from
 # outside the tree. Each venv is kept between runs while the pyproject.toml files are unchanged (their
 # dependencies are the same); the wheels themselves are reinstalled each time.
-wheel-smoke: $(STAMP)
-	rm -rf dist
-	$(BIN)/python -m build --outdir dist .
-	$(BIN)/python -m build --outdir dist $(EMULATOR_DIR)
-	$(BIN)/python -m twine check --strict dist/*
+wheel-smoke: dist
 	test "$$(cat $(SMOKE_VENV)/.pyproject.sha 2>/dev/null)" = "$$(cat pyproject.toml $(EMULATOR_PYPROJECT) | sha256sum | cut -d' ' -f1)" \
 		|| { rm -rf $(SMOKE_VENV) && mkdir -p $(dir $(SMOKE_VENV)) && $(PYTHON) -m venv $(SMOKE_VENV) \
 		     && $(SMOKE_VENV)/bin/python -m pip install --quiet --upgrade pip; }
 	$(SMOKE_VENV)/bin/python -m pip uninstall --quiet --yes airflow-provider-namelookup namelookup-emulator
-	$(SMOKE_VENV)/bin/python -m pip install --quiet "$$(ls dist/namelookup_emulator-*.whl)" \
-		"$$(ls dist/airflow_provider_namelookup-*.whl)[emulator,compliance]"
+	$(SMOKE_VENV)/bin/python -m pip install --quiet "$$(ls $(DIST)/namelookup_emulator-*.whl)" \
+		"$$(ls $(DIST)/airflow_provider_namelookup-*.whl)[emulator,compliance]"
 	cat pyproject.toml $(EMULATOR_PYPROJECT) | sha256sum | cut -d' ' -f1 > $(SMOKE_VENV)/.pyproject.sha
 	cd /tmp && $(SMOKE_VENV)/bin/python $(CURDIR)/packaging/wheel_smoke.py provider $(CURDIR)
 	test "$$(cat $(EMULATOR_SMOKE_VENV)/.pyproject.sha 2>/dev/null)" = "$$(sha256sum $(EMULATOR_PYPROJECT) | cut -d' ' -f1)" \
 		|| { rm -rf $(EMULATOR_SMOKE_VENV) && mkdir -p $(dir $(EMULATOR_SMOKE_VENV)) \
 		     && $(PYTHON) -m venv $(EMULATOR_SMOKE_VENV) && $(EMULATOR_SMOKE_VENV)/bin/python -m pip install --quiet --upgrade pip; }
 	$(EMULATOR_SMOKE_VENV)/bin/python -m pip uninstall --quiet --yes namelookup-emulator
-	$(EMULATOR_SMOKE_VENV)/bin/python -m pip install --quiet "$$(ls dist/namelookup_emulator-*.whl)"
+	$(EMULATOR_SMOKE_VENV)/bin/python -m pip install --quiet "$$(ls $(DIST)/namelookup_emulator-*.whl)"
 	sha256sum $(EMULATOR_PYPROJECT) | cut -d' ' -f1 > $(EMULATOR_SMOKE_VENV)/.pyproject.sha
 	cd /tmp && $(EMULATOR_SMOKE_VENV)/bin/python $(CURDIR)/packaging/wheel_smoke.py emulator $(CURDIR)
 

@@ -58,6 +58,10 @@ def test_short_demo_runs_end_to_end_and_leaves_nothing_running(tmp_path: Path) -
     assert number(gender.group(2)) > names  # the same names with other countries
     assert re.search(r"first run: [1-9][\d,]* credits spent", out)
     assert "Gender split by country" in out and "parameter-first-name-invalid" in out
+    # why there are rows with errors, and fewer requests than lookups (issue 36, item 6)
+    assert "Rows kept with an error, by the rule they break" in out
+    assert re.search(r"country of origin: one name a request \(the service has no batch form for it\): "
+                     rf"{origin.group(2)} requests", out), out
     url = re.search(r"Emulator listening on (http://\S+)", out).group(1)  # type: ignore[union-attr]
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"{url}/emulator/health", timeout=2)

@@ -40,8 +40,8 @@ def ratios_svg(result: Mapping[str, Any], *, width_inches: float = 8.0, height_i
         from matplotlib.figure import Figure
         from matplotlib.ticker import PercentFormatter
     except ImportError as err:  # pragma: no cover - the test extra installs it
-        raise ImportError("the evaluation report draws its plot with matplotlib: "
-                          "pip install 'airflow-provider-namelookup[evaluation]'") from err
+        raise ImportError("the evaluation report draws its plot with matplotlib: pip install 'matplotlib>=3.7' "
+                          "(what the evaluation extra of airflow-provider-namelookup installs)") from err
 
     entries = plotted_entries(result)
     xs = [entry["min_probability"] for entry in entries]

@@ -29,7 +29,8 @@ is run)::
 The fixture gives any object with the :class:`ComplianceWarehouse` members: a
 :class:`~.dbapi.DbApiWarehouse` for a bare DB-API driver, or (as the provider's own tests do) a
 warehouse behind an Airflow connection. The emulator comes from the ``emulator`` extra
-(``pip install 'airflow-provider-namelookup[emulator]'``).
+(``pip install --find-links ./dist 'airflow-provider-namelookup[emulator]'`` after ``make dist``, or
+``pip install ./namelookup-emulator`` in a checkout).
 """
 
 from __future__ import annotations

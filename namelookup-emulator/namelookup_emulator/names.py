@@ -335,7 +335,7 @@ def load_names() -> NameData:
     """Read and index ``nam_dict.txt`` from the installed gender-guesser package (once).
 
     :raises ModuleNotFoundError: when gender-guesser is not installed
-        (``pip install namelookup-emulator``).
+        (it is a dependency of ``namelookup-emulator``: reinstall that, e.g. ``pip install ./namelookup-emulator``).
     """
     text = (files(DATA_PACKAGE) / DATA_FILE).read_text(encoding="utf-8")
     return NameData(text)

@@ -66,8 +66,10 @@ def _target(page: Path, ref: str) -> tuple[Path, str]:
     return path, unquote(parts.fragment)
 
 
-def test_the_site_builds_in_a_minute_or_two(site: Site) -> None:
-    assert site.seconds < 120, f"the docs build took {site.seconds:.0f} s"
+def test_the_site_builds_in_minutes_not_more(site: Site) -> None:
+    # A guard against a runaway build (about 30 s on an idle machine, 45 s with both cores busy),
+    # with the margin of a machine whose cores are busy with other work (issue 36).
+    assert site.seconds < 300, f"the docs build took {site.seconds:.0f} s"
 
 
 def test_every_page_is_reachable_from_the_index(site: Site, parsed: dict[Path, _Page]) -> None:

@@ -118,14 +118,19 @@ def test_the_ip_rule_covers_every_country_both_ways() -> None:
 
 
 def test_lookups_are_fast(client: httpx.Client) -> None:
+    """A guard against a lookup that scans the name list, with ten times the margin of an idle
+    machine so that busy cores do not fail it (issue 36); the speeds themselves are measured by
+    ``make bench`` (benchmarks/)."""
     names = load_names()
     started = time.perf_counter()
     for _ in range(20_000):
         names.gender("Theresa", "DE")
-    assert time.perf_counter() - started < 1.0
+    took = time.perf_counter() - started
+    assert took < 10.0, f"20,000 lookups in the name data took {took:.1f} s (well under 1 s on an idle machine)"
     batch = [{"full_name": f"Theresa Miller{i}", "id": i} for i in range(100)]
     client.post("/v2/gender", json=batch)
     started = time.perf_counter()
     for _ in range(5):
         assert len(client.post("/v2/gender", json=batch).json()) == 100
-    assert (time.perf_counter() - started) / 5 < 0.25
+    each = (time.perf_counter() - started) / 5
+    assert each < 2.5, f"a batch of 100 took {each:.2f} s (under 0.25 s on an idle machine)"

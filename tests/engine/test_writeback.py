@@ -1,9 +1,12 @@
-"""Answers stored behind the lookups: together, on time, never lost, errors never swallowed."""
+"""Answers stored behind the lookups: together, on time, never lost, errors never swallowed.
+
+Each step waits for what it needs (a store begun, a batch stored) rather than for a slept moment,
+so that a busy machine does not reorder them (issue 36)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -12,18 +15,21 @@ from airflow_provider_namelookup.engine.writeback import WriteBack
 
 
 class Store:
-    """Records each store; keeps every hash but ``refused``; fails when told to."""
+    """Records each store; keeps every hash but ``refused``; fails when told to; a store waits
+    for ``gate`` when one is given (it is open by default)."""
 
-    def __init__(self, *, refused: frozenset[str] = frozenset(), seconds: float = 0.0) -> None:
+    def __init__(self, *, refused: frozenset[str] = frozenset()) -> None:
         self.batches: list[dict[str, Any]] = []
+        self.begun: list[dict[str, Any]] = []
         self.refused = refused
-        self.seconds = seconds
+        self.gate: asyncio.Event | None = None
         self.failure: BaseException | None = None
         self.kept: list[set[str]] = []
 
     async def __call__(self, answers: Mapping[str, Any]) -> set[str]:
-        if self.seconds:
-            await asyncio.sleep(self.seconds)
+        self.begun.append(dict(answers))
+        if self.gate is not None:
+            await self.gate.wait()
         if self.failure is not None:
             raise self.failure
         self.batches.append(dict(answers))
@@ -33,15 +39,28 @@ class Store:
         self.kept.append(kept)
 
 
+async def until(condition: Callable[[], Any], what: str, seconds: float = 30.0) -> None:
+    """Wait until ``condition()`` holds, failing after ``seconds`` (a margin, not a measure)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not condition():
+        assert loop.time() < deadline, f"{what}: not within {seconds:g} s"
+        await asyncio.sleep(0.005)
+
+
 def test_answers_wait_for_the_interval_and_go_together() -> None:
     store = Store()
 
     async def go() -> None:
-        writeback = WriteBack(store, interval=0.05, on_stored=store.on_stored)
+        loop = asyncio.get_running_loop()
+        writeback = WriteBack(store, interval=0.5, on_stored=store.on_stored)
+        added = loop.time()
         for i in range(5):
             await writeback.add({f"h{i}": {"gender": "female"}})
-        assert store.batches == []  # nothing stored before the oldest waited the interval
-        await asyncio.sleep(0.15)
+        if loop.time() - added < 0.5:  # else the machine stalled longer than the interval
+            assert store.batches == []  # nothing stored before the oldest waited the interval
+        await until(lambda: store.batches, "the first store")
+        assert loop.time() - added >= 0.5
         assert [sorted(b) for b in store.batches] == [[f"h{i}" for i in range(5)]]
         await writeback.drain()
 
@@ -56,7 +75,7 @@ def test_a_full_batch_is_stored_before_the_interval() -> None:
         writeback = WriteBack(store, interval=60.0, batch=3, on_stored=store.on_stored)
         await writeback.add({"a": 1, "b": 2})
         await writeback.add({"c": 3})
-        await asyncio.sleep(0.05)
+        await until(lambda: store.batches, "the store of a full batch")
         assert len(store.batches) == 1 and sorted(store.batches[0]) == ["a", "b", "c"]
         await writeback.add({"d": 4})
         await writeback.drain()  # the rest at once, without waiting a minute
@@ -66,13 +85,15 @@ def test_a_full_batch_is_stored_before_the_interval() -> None:
 
 
 def test_drain_stores_everything_and_waits_for_a_store_under_way() -> None:
-    store = Store(seconds=0.05, refused=frozenset({"b"}))
+    store = Store(refused=frozenset({"b"}))
 
     async def go() -> None:
+        store.gate = asyncio.Event()
         writeback = WriteBack(store, interval=0.01, on_stored=store.on_stored)
         await writeback.add({"a": 1, "b": 2})
-        await asyncio.sleep(0.02)  # the store of a and b has begun
+        await until(lambda: store.begun, "the store of a and b")
         await writeback.add({"c": 3})
+        asyncio.get_running_loop().call_later(0.05, store.gate.set)  # the store under way ends later
         await writeback.drain()
 
     asyncio.run(go())
@@ -87,13 +108,14 @@ def test_a_failed_store_is_raised_by_the_next_add_or_by_drain() -> None:
     async def by_add() -> None:
         writeback = WriteBack(store, interval=0.01, on_stored=store.on_stored)
         await writeback.add({"a": 1})
-        await asyncio.sleep(0.05)
+        await until(lambda: store.begun, "the failing store")
+        await asyncio.sleep(0.01)  # its failure noted
         await writeback.add({"b": 2})
 
     async def by_drain() -> None:
         writeback = WriteBack(store, interval=0.01, on_stored=store.on_stored)
         await writeback.add({"a": 1})
-        await asyncio.sleep(0.05)
+        await until(lambda: store.begun, "the failing store")
         await writeback.drain()
 
     for go in (by_add, by_drain):
@@ -104,16 +126,18 @@ def test_a_failed_store_is_raised_by_the_next_add_or_by_drain() -> None:
 def test_with_no_interval_answers_are_stored_continuously_behind_the_lookups() -> None:
     """A store begins as soon as answers wait and none runs, with all that came meanwhile: the
     lookups never wait for it, and what a kill could lose is what one store carries."""
-    store = Store(seconds=0.05)
+    store = Store()
 
     async def go() -> None:
+        store.gate = asyncio.Event()
         writeback = WriteBack(store, interval=0.0, on_stored=store.on_stored)
         await writeback.add({"a": 1})
         assert store.batches == []  # add returned at once: the store runs behind it
-        await asyncio.sleep(0.01)
+        await until(lambda: store.begun, "the store of a")
         await writeback.add({"b": 2})  # while a's store runs
         await writeback.add({"c": 3})
-        await asyncio.sleep(0.2)
+        store.gate.set()
+        await until(lambda: len(store.batches) == 2, "the store of b and c")
         assert [sorted(b) for b in store.batches] == [["a"], ["b", "c"]]  # the next store took both
         await writeback.add({})
         await writeback.drain()

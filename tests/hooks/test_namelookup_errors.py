@@ -96,6 +96,9 @@ def _policy() -> Any:
 
 
 HOOKS = pytest.mark.parametrize("hook_kind", ["sync", "async"])
+PROMPT = 15.0
+"""Seconds within which a call with the test's retry policy fails: its waits are a fraction of a
+second, the rest is margin for a machine whose cores are busy with other work (issue 36)."""
 
 
 # Item 1: connection failures name the address and the cause -----------------------------------------
@@ -110,7 +113,9 @@ def test_a_stopped_port_says_connection_refused_and_where(hook_kind: str) -> Non
     assert "connection refused" in message
     assert "after 2 attempts" in message
     assert not err.maybe_processed
-    assert time.monotonic() - started < 3
+    took = time.monotonic() - started
+    # promptly, not in the seconds a longer retry policy would wait: a margin for a busy machine
+    assert took < PROMPT, f"two attempts took {took:.1f} s"
 
 
 @HOOKS
@@ -137,7 +142,9 @@ def test_a_silent_server_is_a_read_timeout_that_may_have_been_charged(hook_kind:
     assert f"GET http://127.0.0.1:{silent.port}/v2/statistic" in message
     assert "no answer within 0.2 s (read timeout)" in message
     assert err.maybe_processed
-    assert time.monotonic() - started < 3
+    took = time.monotonic() - started
+    # promptly, not in the seconds a longer retry policy would wait: a margin for a busy machine
+    assert took < PROMPT, f"two attempts took {took:.1f} s"
 
 
 @HOOKS

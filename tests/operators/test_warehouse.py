@@ -260,7 +260,7 @@ def test_a_warehouse_whose_provider_is_missing_fails_at_once_saying_what_to_inst
                                        key_column="customer_id", name_column="name")
     with pytest.raises(AirflowFailException) as failed:
         operator.execute({})
-    assert "pip install 'airflow-provider-namelookup[mssql]' (apache-airflow-providers-microsoft-mssql)" in str(
+    assert "pip install 'apache-airflow-providers-microsoft-mssql>=4.0' (what the mssql extra" in str(
         failed.value) and "no retry can fix this" in str(failed.value)
     assert namelookup.remaining() == 100
 

@@ -11,6 +11,7 @@ import pytest
 from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.engine.plan import QueryRules, plan_value
 from airflow_provider_namelookup.engine.ports import SourceValue
+from airflow_provider_namelookup.warehouse import answers as answers_module
 from airflow_provider_namelookup.warehouse.answers import AnswersTable
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from airflow_provider_namelookup.warehouse.source import TableSource
@@ -85,17 +86,30 @@ def test_one_run_wins_each_claim_and_only_the_holder_stores(runs: Any, warehouse
     assert rows == [("t", 1)] * 3
 
 
+class _Clock:
+    """The answers table's wall clock, moved by the test: a lease expires by the clock, not by
+    how fast a busy machine runs the steps between (issue 36: slept windows of 0.2 s)."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def time(self) -> float:
+        return self.now
+
+
 @pytest.mark.database
-def test_an_expired_lease_is_taken_over_and_a_renewed_one_is_not(runs: Any) -> None:
+def test_an_expired_lease_is_taken_over_and_a_renewed_one_is_not(runs: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(answers_module, "time", clock)
     dead, alive = runs("a", lease=0.5), runs("b", lease=0.5)
     dead.claim_all()
-    time.sleep(0.6)  # the dead run stopped renewing
+    clock.now += 0.6  # the dead run stopped renewing
     taken, held, _ = alive.claim_all()
     assert sorted(taken) == sorted(alive.hashes) and not held
     waiting = runs("c", lease=0.5)
-    time.sleep(0.3)
+    clock.now += 0.3
     alive.do(alive.answers.renew())
-    time.sleep(0.3)  # past the first lease, within the renewed one
+    clock.now += 0.3  # past the first lease, within the renewed one
     _, held, _ = waiting.claim_all()
     assert held == set(alive.hashes)
 

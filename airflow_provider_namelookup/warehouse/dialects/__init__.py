@@ -13,7 +13,7 @@ Example::
     >>> [w.name for w in WAREHOUSES]
     ['sqlite', 'postgresql', 'mysql', 'duckdb', 'snowflake', 'bigquery', 'databricks', 'redshift', 'mssql']
     >>> install_hint("snowflake")
-    "pip install 'airflow-provider-namelookup[snowflake]' (apache-airflow-providers-snowflake)"
+    "pip install 'apache-airflow-providers-snowflake>=6.20' (what the snowflake extra of ...)"
 """
 
 from __future__ import annotations
@@ -113,10 +113,35 @@ def all_dialects() -> list[type[WarehouseDialect]]:
 
 
 def install_hint(conn_type: str | None) -> str | None:
-    """What to install for the hook of a supported warehouse's connection type (None: not one of them)."""
+    """What to install for the hook of a supported warehouse's connection type (None: not one of them).
+
+    The Airflow provider itself, as this package's extra requires it: a command that works however
+    this package was installed (it is not on PyPI yet, so naming its extra would not).
+    """
     warehouse = warehouse_of(conn_type)
     if warehouse is None:
         return None
     if warehouse.extra:
-        return f"pip install 'airflow-provider-namelookup[{warehouse.extra}]' ({warehouse.provider})"
+        return (f"pip install '{_required(warehouse.provider, warehouse.extra)}' "
+                f"(what the {warehouse.extra} extra of airflow-provider-namelookup installs)")
     return f"pip install {warehouse.provider}"
+
+
+def _required(package: str, extra: str) -> str:
+    """``package`` with the versions this distribution's ``extra`` requires (its installed metadata),
+    else its bare name."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    try:
+        required = requires("airflow-provider-namelookup") or []
+    except PackageNotFoundError:
+        return package
+    for line in required:
+        requirement = Requirement(line)
+        if (canonicalize_name(requirement.name) == canonicalize_name(package) and requirement.marker is not None
+                and requirement.marker.evaluate({"extra": extra})):
+            return f"{package}{requirement.specifier}"
+    return package
