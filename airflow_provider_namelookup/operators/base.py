@@ -26,25 +26,24 @@ from airflow_provider_namelookup.engine.abstain import Abstain
 from airflow_provider_namelookup.engine.budget import InsufficientCreditsMode, check_mode
 from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules
 from airflow_provider_namelookup.engine.run import RunOptions
-from airflow_provider_namelookup.errors import (
-    NameLookupAuthError,
-    NameLookupConnectionMisconfigured,
-    NameLookupEndpointNotFound,
-    NameLookupValidationError,
-)
+from airflow_provider_namelookup.errors import UNFIXABLE_SERVICE_ERRORS, with_what_to_change
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.hooks.settings import ClientSettings
 from airflow_provider_namelookup.models import NameKind
 from airflow_provider_namelookup.operators.token_masking import MasksTokenBeforeRendering
 from airflow_provider_namelookup.usage.recorder import RecordsUsage
 
-UNFIXABLE_BY_RETRY: tuple[type[Exception], ...] = (
-    NameLookupAuthError, NameLookupEndpointNotFound, NameLookupValidationError, NameLookupConnectionMisconfigured,
-    AirflowNotFoundException)
+UNFIXABLE_BY_RETRY: tuple[type[Exception], ...] = (*UNFIXABLE_SERVICE_ERRORS, AirflowNotFoundException)
 """Errors that the same try would meet again: a missing or invalid token, a wrong base URL, a
 request the service rejects as a whole, a service that can never answer as configured (https to
 a plain-HTTP port), a conn_id that is not defined. An operator adds its own (the table operators:
 a source table, column or ``where`` the warehouse does not have, a warehouse they do not serve)."""
+
+
+def fail_at_once(err: BaseException) -> AirflowFailException:
+    """``err`` as the ``AirflowFailException`` that fails the task without its retries, saying
+    what to change (:func:`~airflow_provider_namelookup.errors.what_to_change`)."""
+    return AirflowFailException(f"{with_what_to_change(err)} (no retry can fix this; the task fails without retrying)")
 
 
 @contextmanager
@@ -63,7 +62,7 @@ def fail_without_retry_on_unfixable_errors(unfixable: tuple[type[Exception], ...
     try:
         yield
     except unfixable as err:
-        raise AirflowFailException(f"{err} (no retry can fix this; the task fails without retrying)") from err
+        raise fail_at_once(err) from err
 
 
 class NameLookupOperatorBase(MasksTokenBeforeRendering, RecordsUsage, BaseOperator):
