@@ -30,7 +30,7 @@ from typing import Any
 
 from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.ports import RunOutcome
-from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, connection_of, first_line
+from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, connection_of, warehouse_says
 from airflow_provider_namelookup.warehouse.dialects import Names
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.schema import (
@@ -57,7 +57,7 @@ _COMPLETE_WAIT_SECONDS = 1.0
 def explain_target_error(session: WarehouseSession, table: str, columns: list[str], err: Any) -> WarehouseInputError:
     """An existing target table that lacks a column the operator writes."""
     return WarehouseInputError(f"target table {table} exists{connection_of(session.hook)} but lacks columns the "
-                               f"operator writes ({', '.join(columns)}): {first_line(err)}")
+                               f"operator writes ({', '.join(columns)}): {warehouse_says(err)}")
 
 
 class TargetTable:
