@@ -88,3 +88,63 @@ def test_a_misspelled_conn_id_fails_the_task_at_once_naming_it(operator: str, co
     logged = _logged(capfd, caplog)
     assert f"The conn_id `{conn_id}` isn't defined (no retry can fix this" in logged
     assert namelookup.remaining() == 100
+
+
+# A wrong token, before any table is made (issue 36, item 3) ------------------------------------------------
+
+def _exists(house: Any, table: str) -> bool:
+    try:
+        house.rows(f"SELECT 1 FROM {table} WHERE 1 = 0")
+    except Exception:
+        return False
+    return True
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def house(request: pytest.FixtureRequest) -> Any:
+    return request.getfixturevalue(f"{request.param}_warehouse")
+
+
+def test_a_wrong_token_fails_a_table_task_at_once_before_any_table_is_made(
+        house: Any, write_dag: Any, namelookup: Any, capfd: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Before, nothing was spent but the target had been created already, holding the invalid rows,
+    and the log read ``...is invalid.. The 0 answers this run paid for are stored...``."""
+    from tests.support import set_connection
+
+    set_connection("namelookup_bad_token", {"conn_type": "namelookup", "host": namelookup.url,
+                                            "password": "wrong-token-0123456789"})
+    table = house.create_customers([(1, "Anna", None), (2, "", None), (3, "x" * 60, None), (4, "Ben", None)])
+    enrich = (f"SqlGenderLookupOperator(task_id='enrich', conn_id={house.conn_id!r}, source_table={table!r}, "
+              f"key_column='customer_id', name_column='name', {{token}}{RETRIES})")
+    dag = write_dag(enrich.format(token="namelookup_conn_id='namelookup_bad_token', "))
+    run = dag.run()
+    assert dag.state("enrich") == "failed" and _tries(run, "enrich") == 1
+    assert not _exists(house, f"{table}_gender") and not _exists(house, house.answers_table)
+    logged = _logged(capfd, caplog)
+    assert ("invalid-auth-token (HTTP 400) from connection 'namelookup_bad_token': The bearer token is invalid; "
+            "fix the API token: the password of connection 'namelookup_bad_token' (no retry can fix this") in logged
+    assert ".." not in logged.replace("...", "") and "0 answers this run paid for" not in logged
+    assert "wrong-token-0123456789" not in logged
+    assert namelookup.remaining() == 100
+
+    # With the token fixed the run pays for its two valid names; a rerun that needs nothing sends no
+    # request at all, whatever the token (nothing is asked of the service).
+    dag = write_dag(enrich.format(token=""))
+    assert str(dag.run().state) == "success" and namelookup.remaining() == 98
+    dag = write_dag(enrich.format(token="namelookup_conn_id='namelookup_bad_token', "))
+    assert str(dag.run().state) == "success" and dag.xcom("enrich")["requests"] == 0
+
+    # Tables that exist and a name to look up: the wrong token fails before any lookup, and says
+    # that nothing was paid for (the rows it could write, an invalid name's, are written).
+    house.insert(table, [(5, "Clara", None), (6, "", None)])
+    capfd.readouterr()
+    caplog.clear()
+    run = dag.run()
+    assert dag.state("enrich") == "failed" and _tries(run, "enrich") == 1
+    logged = _logged(capfd, caplog)
+    assert ("Stopped: invalid-auth-token (HTTP 400) from connection 'namelookup_bad_token': The bearer token is "
+            "invalid; fix the API token: the password of connection 'namelookup_bad_token'; nothing was paid for."
+            ) in logged
+    assert ".." not in logged.replace("...", "") and "wrong-token-0123456789" not in logged
+    assert namelookup.remaining() == 98
