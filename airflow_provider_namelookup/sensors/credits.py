@@ -29,7 +29,11 @@ from airflow.providers.common.compat.sdk import (
 
 from airflow_provider_namelookup.errors import NameLookupError
 from airflow_provider_namelookup.hooks.namelookup import NameLookupHook
-from airflow_provider_namelookup.operators.base import UNFIXABLE_BY_RETRY, fail_without_retry_on_unfixable_errors
+from airflow_provider_namelookup.operators.base import (
+    UNFIXABLE_BY_RETRY,
+    fail_without_retry_on_unfixable_errors,
+    service_connection,
+)
 from airflow_provider_namelookup.operators.token_masking import MasksTokenBeforeRendering
 from airflow_provider_namelookup.triggers.credits import NameLookupCreditsTrigger
 from airflow_provider_namelookup.usage.recorder import RecordsUsage, records_usage
@@ -96,6 +100,7 @@ class NameLookupCreditsSensor(MasksTokenBeforeRendering, RecordsUsage, BaseSenso
         usage record however many pokes a ``poke``-mode wait makes."""
         usage = self.usage
         if self._poke_hook is None or self._poke_hook[0] is not usage:
+            service_connection(self.namelookup_conn_id)  # a warehouse's connection here fails at once
             self._poke_hook = (usage, usage.watch(NameLookupHook(self.namelookup_conn_id)))
         return self._poke_hook[1]
 

@@ -148,3 +148,31 @@ def test_a_wrong_token_fails_a_table_task_at_once_before_any_table_is_made(
             ) in logged
     assert ".." not in logged.replace("...", "") and "wrong-token-0123456789" not in logged
     assert namelookup.remaining() == 98
+
+
+@pytest.mark.parametrize(("operator", "expected"), [
+    ("GenderLookupOperator(task_id='lookup', queries=['Anna'], namelookup_conn_id={warehouse!r}, {retries})",
+     "namelookup_conn_id 'warehouse_sqlite' is a sqlite connection, a warehouse's: namelookup_conn_id must name "
+     "the service's connection (type namelookup, the API token in its password)"),
+    ("SqlGenderLookupOperator(task_id='lookup', conn_id={warehouse!r}, source_table={table!r}, "
+     "key_column='customer_id', name_column='name', namelookup_conn_id={warehouse!r}, {retries})",
+     "namelookup_conn_id 'warehouse_sqlite' is a sqlite connection, a warehouse's"),
+    ("SqlGenderLookupOperator(task_id='lookup', conn_id='namelookup_default', source_table={table!r}, "
+     "key_column='customer_id', name_column='name', {retries})",
+     "conn_id 'namelookup_default' is a 'namelookup' connection (NameLookupHook), not a SQL warehouse's: conn_id "
+     "must name the connection of the warehouse holding the table"),
+    ("NameLookupCreditsSensor(task_id='lookup', namelookup_conn_id={warehouse!r}, poke_interval=0.1, timeout=30, "
+     "soft_fail=True, {retries})", "namelookup_conn_id 'warehouse_sqlite' is a sqlite connection, a warehouse's"),
+])
+def test_a_connection_of_the_wrong_type_fails_the_task_at_once_saying_what_to_change(
+        operator: str, expected: str, write_dag: Any, namelookup: Any, sqlite_warehouse: Any,
+        capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 36: the service's connection given as the warehouse's, or the other way round, can never
+    work; before, the first was sent HTTP requests it never answered (retried), the second failed on
+    common-sql's 'does not support it' (retried), and the sensor poked until its timeout."""
+    table = sqlite_warehouse.create_customers([(1, "Anna", None)])
+    dag = write_dag(operator.format(retries=RETRIES, warehouse=sqlite_warehouse.conn_id, table=table))
+    run = dag.run()
+    assert dag.state("lookup") == "failed" and _tries(run, "lookup") == 1
+    assert expected in _logged(capfd, caplog)
+    assert not _exists(sqlite_warehouse, f"{table}_gender") and namelookup.remaining() == 100
