@@ -28,6 +28,11 @@ when the source reads on a connection of its own and a bound on the need fits th
 (:meth:`LookupRun._ask_while_reading`): each page's new queries are claimed and asked as
 soon as the page is planned.
 
+Before step 1 the sink and the cache are looked for; what is missing is made only after the
+account's remaining credits were read (the budget's statistic call, made early), so a wrong
+token fails before any table exists. A run whose sink and cache exist calls the service only
+when it has something to ask.
+
 If a lookup fails (credits exhausted, network gone), the answers received are stored,
 the sink is filled with them, the claims are released, and the error is raised: the next
 run pays only for what is missing. ``plan_only`` stops after step 2, spending and

@@ -75,7 +75,7 @@ def house(request: pytest.FixtureRequest) -> Any:
     ({"country_column": "zzz"}, "country_column 'zzz' is not a column of source_table '{table}' on connection "
                                 "'warehouse_{kind}' (its columns: person_id, first_name, last_name, country): "),
     ({"source_table": "{misspelled}"}, "source_table '{misspelled}' cannot be read on connection "
-                                       "'warehouse_{kind}' (does it exist?) (nearest: {table}): "),
+                                       "'warehouse_{kind}' (does it exist?) (nearest: {table}"),  # best first
 ])
 def test_a_misspelled_column_or_table_fails_at_once_naming_the_nearest_ones(
         house: Any, namelookup: Any, write_dag: Any, capfd: pytest.CaptureFixture[str],
