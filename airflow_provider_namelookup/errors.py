@@ -138,6 +138,36 @@ class NameLookupConnectionMisconfigured(NameLookupConnectionError):
     retryable = False
 
 
+UNFIXABLE_SERVICE_ERRORS: tuple[type[NameLookupError], ...] = (
+    NameLookupAuthError, NameLookupEndpointNotFound, NameLookupValidationError, NameLookupConnectionMisconfigured)
+"""What the service (or the way to it) says that the same request meets again however long one
+waits: a missing or invalid token, a wrong base URL, a request rejected as a whole, a connection
+that can never be answered as configured. Not credits used up: they can be bought."""
+
+
+def what_to_change(err: BaseException) -> str:
+    """What to change so that the next run succeeds, for an error whose message does not say it
+    already (the service's answer to a wrong token or base URL names no field of the connection).
+
+    >>> err = NameLookupAuthError("invalid-auth-token", "The bearer token is invalid.", http_status=400)
+    >>> err.source = "connection 'namelookup_default'"
+    >>> what_to_change(err)
+    "; fix the API token: the password of connection 'namelookup_default'"
+    """
+    where = getattr(err, "source", None) or "the namelookup connection"
+    if isinstance(err, NameLookupAuthError):
+        return f"; fix the API token: the password of {where}"
+    if isinstance(err, NameLookupEndpointNotFound):
+        return f"; fix the service's base URL: the host of {where}"
+    return ""
+
+
+def with_what_to_change(err: BaseException) -> str:
+    """``err``'s message and :func:`what_to_change` (one sentence: its full stop dropped)."""
+    advice = what_to_change(err)
+    return f"{str(err).rstrip().rstrip('.')}{advice}" if advice else str(err)
+
+
 _AUTH = NameLookupAuthError
 _VALID = NameLookupValidationError
 

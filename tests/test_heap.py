@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 
+import pytest
+
 from airflow_provider_namelookup.heap import leaves_older_objects_alone, older_objects_left_alone
 
 
@@ -28,8 +30,6 @@ def test_an_execute_decorated_runs_with_the_objects_set_aside_also_when_it_raise
             raise ValueError("boom")
 
     execute(False)
-    try:
+    with pytest.raises(ValueError, match="boom"):
         execute(True)
-    except ValueError:
-        pass
     assert len(seen) == 2 and min(seen) > 0 and gc.get_freeze_count() == 0

@@ -131,7 +131,10 @@ class AnswerCache(Protocol):
     @property
     def lease_seconds(self) -> float | None: ...
 
-    async def prepare(self, *, create: bool) -> None: ...
+    async def prepare(self, *, create: bool) -> bool:
+        """Find the cache (``create=False``: nothing is made) or make it; whether it is ready as it is
+        (True: nothing to create or alter, so the run may go on without checking the service first)."""
+        ...
 
     async def register(self, questions: Sequence[Question]) -> None:
         """Learn the questions of one page (the warehouse loads them beside its tables)."""
@@ -185,7 +188,10 @@ class RunOutcome:
 class Sink(Protocol):
     """Where a run's results go."""
 
-    async def prepare(self, *, create: bool) -> None: ...
+    async def prepare(self, *, create: bool) -> bool:
+        """Find the sink (``create=False``: nothing is made) or make it; whether it is ready as it is
+        (True: nothing to create or alter)."""
+        ...
 
     async def fill(self, outcome: RunOutcome) -> None:
         """Write the rows of every answered (or invalid) question."""

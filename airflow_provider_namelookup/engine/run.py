@@ -28,6 +28,11 @@ when the source reads on a connection of its own and a bound on the need fits th
 (:meth:`LookupRun._ask_while_reading`): each page's new queries are claimed and asked as
 soon as the page is planned.
 
+Before step 1 the sink and the cache are looked for; what is missing is made only after the
+account's remaining credits were read (the budget's statistic call, made early), so a wrong
+token fails before any table exists. A run whose sink and cache exist calls the service only
+when it has something to ask.
+
 If a lookup fails (credits exhausted, network gone), the answers received are stored,
 the sink is filled with them, the claims are released, and the error is raised: the next
 run pays only for what is missing. ``plan_only`` stops after step 2, spending and
@@ -234,8 +239,7 @@ class LookupRun:
             self.log.info("Source %s is empty: nothing to enrich", self.source.label)
             self.progress.log_summary(self.log)
             return self.progress
-        await self.sink.prepare(create=not self.options.plan_only)
-        await self.cache.prepare(create=not self.options.plan_only)
+        await self._prepare_sink_and_cache()
         await self.spending.ask_remaining_ahead()
         failure: BaseException | None = None
         source_pages = self._pages()
@@ -258,6 +262,22 @@ class LookupRun:
             await source_pages.aclose()
             await self.finisher.finish(failure)
         return self.progress
+
+    async def _prepare_sink_and_cache(self) -> None:
+        """Find the sink and the cache, and make what is missing only once the service took the token.
+
+        Both are looked for first (nothing is written). When one is missing (a first run), the
+        account's remaining credits are read before it is made (:meth:`.Spending.before_creating`:
+        the statistic call the budget needs anyway, its answer kept for it): a wrong token fails
+        there, before any table exists. A run whose sink and cache exist asks nothing here (a
+        rerun that needs no lookup sends no request at all); before its first lookup the budget's
+        statistic call checks the token."""
+        ready = [await self.sink.prepare(create=False), await self.cache.prepare(create=False)]
+        if all(ready) or self.options.plan_only:
+            return
+        await self.spending.before_creating()
+        await self.sink.prepare(create=True)
+        await self.cache.prepare(create=True)
 
     # Finishing --------------------------------------------------------------------------------------------
     def outcome(self) -> RunOutcome:

@@ -52,12 +52,20 @@ class Spending:
             self.remaining_credits = await (asked or self.service.remaining_credits())
         return self.remaining_credits
 
+    async def before_creating(self) -> None:
+        """The run is about to make its sink or cache (a table): read the remaining credits now, so
+        that a wrong token fails before anything is made (the budget uses the answer: no second
+        call). ``check_remaining_credits=False`` skips it: the first lookup then finds the token wrong."""
+        if self.options.check_remaining_credits and not self.options.plan_only:
+            await self.remaining()
+
     async def ask_remaining_ahead(self) -> None:
         """Start the statistic call now when it is sure to be needed: the budget is checked
         against the account and the cache holds no answer yet (its first run), so every valid
         question is new. Over a WAN this takes a round trip off the run; a cache that may
         answer everything is not asked ahead (its run may need no call at all)."""
-        if self.cache.fresh and self.options.check_remaining_credits and not self.options.plan_only:
+        if self.cache.fresh and self.remaining_credits is None and self.options.check_remaining_credits \
+                and not self.options.plan_only:
             self._remaining_asked = asyncio.ensure_future(self.service.remaining_credits())
             await asyncio.sleep(0)  # on its way before the reading takes the loop
 

@@ -79,9 +79,23 @@ def _template() -> Any:
     return environment.get_template("report.html")
 
 
+def plot_or_why_not(result: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The report's plot (inline SVG), or None and why there is none: without matplotlib (the
+    plot library, an optional dependency) the report is written all the same, saying so."""
+    try:
+        return ratios_svg(result), None
+    except ImportError as err:
+        return None, str(err)
+
+
 def render_html(result: Mapping[str, Any], *, title: str = "Gender lookup accuracy", source: str | None = None,
-                generated_at: datetime | None = None) -> str:
-    """The whole report as one HTML document (UTF-8 text)."""
+                generated_at: datetime | None = None,
+                plotted: tuple[str | None, str | None] | None = None) -> str:
+    """The whole report as one HTML document (UTF-8 text); without matplotlib, without its plot
+    and with a note that says so.
+
+    :param plotted: :func:`plot_or_why_not` of ``result`` when the caller made it already."""
     when = (generated_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    plot, missing = plotted or plot_or_why_not(result)
     return str(_template().render(r=result, title=title, source=source, generated_at=when,
-                                  meanings=MEANINGS, plot=ratios_svg(result)))
+                                  meanings=MEANINGS, plot=plot, plot_missing=missing))

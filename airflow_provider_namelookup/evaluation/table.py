@@ -37,7 +37,13 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, first_line
+from airflow_provider_namelookup.warehouse.diagnosis import (
+    Catalog,
+    WarehouseInputError,
+    connection_of,
+    first_line,
+    missing_table_or_column,
+)
 from airflow_provider_namelookup.warehouse.dialects import (
     WarehouseDialect,
     connect,
@@ -56,6 +62,8 @@ from airflow_provider_namelookup.warehouse.where_clause import (
 )
 
 FETCH_SIZE = 10_000
+TARGET_COLUMNS = ("gender", "probability", "samples", "status")
+"""The columns of the enrichment's target an evaluation reads."""
 STATUS_ERROR = "error"
 """The ``status`` of a target row whose lookup failed (the engine's bookkeeping column)."""
 
@@ -128,6 +136,8 @@ class TableEvaluationSource:
                 label, gender, probability, samples, status, *group = values
                 yield _row(label, gender, probability, samples, status, group[0] if group else None)
         except Exception:
+            if (missing := self.missing_name(hook, dialect)) is not None:
+                raise missing from None
             if checked is None:
                 raise
             source = filtered(f"SELECT * FROM {dialect.quote(self.source_table or '')}", checked)
@@ -137,6 +147,20 @@ class TableEvaluationSource:
                 raise WarehouseInputError(f"where {self.where!r} fails on source_table {self.source_table!r}: "
                                           f"{without_values(first_line(failed))}") from None
             raise
+
+    def missing_name(self, hook: Any, dialect: WarehouseDialect) -> WarehouseInputError | None:
+        """The table or column of the source or the target the warehouse does not have, named with
+        the nearest ones that exist (None: they all read)."""
+        assert self.source_table is not None
+        catalog = Catalog(dialect, lambda sql: _fails(hook, sql), lambda sql: list(_fetch(hook, sql)),
+                          lambda relation: _column_names(hook, dialect.no_rows("*", f"{relation} s")))
+        where = connection_of(hook)
+        return missing_table_or_column(
+            catalog, self.source_table, f"source_table {self.source_table!r}", where,
+            [("key_column", self.key_column), ("label_column", self.label_column),
+             ("group_column", self.group_column)]) or missing_table_or_column(
+            catalog, self.target, f"target_table {self.target!r} (the enrichment's)", where,
+            [("key_column", self.key_column), *((f"its {c} column", c) for c in TARGET_COLUMNS)])
 
     def _rows_of_sql(self, hook: Any) -> Iterator[dict[str, Any]]:
         warehouse = warehouse_of(engine_of(hook))
@@ -152,6 +176,15 @@ def _row(label: Any, gender: Any, probability: Any, samples: Any, status: Any, g
     if status == STATUS_ERROR:
         gender = None
     return {"label": label, "gender": gender, "probability": probability, "samples": samples, "group": group}
+
+
+def _fails(hook: Any, sql: str) -> Exception | None:
+    """The error ``sql`` raises, or None."""
+    try:
+        list(_fetch(hook, sql))
+    except Exception as err:
+        return err
+    return None
 
 
 def _column_names(hook: Any, sql: str) -> list[str]:

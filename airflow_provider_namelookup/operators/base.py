@@ -27,10 +27,9 @@ from airflow_provider_namelookup.engine.budget import InsufficientCreditsMode, c
 from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules
 from airflow_provider_namelookup.engine.run import RunOptions
 from airflow_provider_namelookup.errors import (
-    NameLookupAuthError,
+    UNFIXABLE_SERVICE_ERRORS,
     NameLookupConnectionMisconfigured,
-    NameLookupEndpointNotFound,
-    NameLookupValidationError,
+    with_what_to_change,
 )
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.hooks.settings import ClientSettings
@@ -38,13 +37,30 @@ from airflow_provider_namelookup.models import NameKind
 from airflow_provider_namelookup.operators.token_masking import MasksTokenBeforeRendering
 from airflow_provider_namelookup.usage.recorder import RecordsUsage
 
-UNFIXABLE_BY_RETRY: tuple[type[Exception], ...] = (
-    NameLookupAuthError, NameLookupEndpointNotFound, NameLookupValidationError, NameLookupConnectionMisconfigured,
-    AirflowNotFoundException)
+UNFIXABLE_BY_RETRY: tuple[type[Exception], ...] = (*UNFIXABLE_SERVICE_ERRORS, AirflowNotFoundException)
 """Errors that the same try would meet again: a missing or invalid token, a wrong base URL, a
 request the service rejects as a whole, a service that can never answer as configured (https to
 a plain-HTTP port), a conn_id that is not defined. An operator adds its own (the table operators:
 a source table, column or ``where`` the warehouse does not have, a warehouse they do not serve)."""
+
+
+def service_connection(conn_id: str, parameter: str = "namelookup_conn_id") -> Any:
+    """The service's connection ``conn_id``; a warehouse's connection given in its place (which
+    would be sent HTTP requests it never answers) is refused at once, saying what to change."""
+    from airflow_provider_namelookup.warehouse.dialects import warehouse_of
+
+    conn = BaseHook.get_connection(conn_id)
+    if warehouse_of(conn.conn_type) is not None:
+        raise NameLookupConnectionMisconfigured(
+            f"{parameter} {conn_id!r} is a {conn.conn_type} connection, a warehouse's: {parameter} must name the "
+            "service's connection (type namelookup, the API token in its password)")
+    return conn
+
+
+def fail_at_once(err: BaseException) -> AirflowFailException:
+    """``err`` as the ``AirflowFailException`` that fails the task without its retries, saying
+    what to change (:func:`~airflow_provider_namelookup.errors.what_to_change`)."""
+    return AirflowFailException(f"{with_what_to_change(err)} (no retry can fix this; the task fails without retrying)")
 
 
 @contextmanager
@@ -63,7 +79,7 @@ def fail_without_retry_on_unfixable_errors(unfixable: tuple[type[Exception], ...
     try:
         yield
     except unfixable as err:
-        raise AirflowFailException(f"{err} (no retry can fix this; the task fails without retrying)") from err
+        raise fail_at_once(err) from err
 
 
 class NameLookupOperatorBase(MasksTokenBeforeRendering, RecordsUsage, BaseOperator):
@@ -120,7 +136,7 @@ class NameLookupOperatorBase(MasksTokenBeforeRendering, RecordsUsage, BaseOperat
     @cached_property
     def client_settings(self) -> ClientSettings:
         """The service connection's settings, read once per run."""
-        return ClientSettings.from_connection(BaseHook.get_connection(self.namelookup_conn_id))
+        return ClientSettings.from_connection(service_connection(self.namelookup_conn_id))
 
     @property
     def forbidden_values(self) -> frozenset[str]:

@@ -46,12 +46,12 @@ from airflow.sdk import BaseOperator, Context
 from airflow_provider_namelookup.evaluation import evaluate
 from airflow_provider_namelookup.evaluation.destination import write_text
 from airflow_provider_namelookup.evaluation.evaluate import OnUnreadable
-from airflow_provider_namelookup.evaluation.report import render_html, summary_lines
+from airflow_provider_namelookup.evaluation.report import plot_or_why_not, render_html, summary_lines
 from airflow_provider_namelookup.evaluation.table import TableEvaluationSource
 from airflow_provider_namelookup.heap import leaves_older_objects_alone
 from airflow_provider_namelookup.models import result_view
 from airflow_provider_namelookup.operators.base import fail_without_retry_on_unfixable_errors
-from airflow_provider_namelookup.operators.sql_hook import sql_hook
+from airflow_provider_namelookup.operators.sql_hook import sql_hook, warehouse_hook
 from airflow_provider_namelookup.operators.token_masking import MasksTokenBeforeRendering
 
 
@@ -116,9 +116,12 @@ class _GenderEvaluationBase(MasksTokenBeforeRendering, BaseOperator):
             self.log.info("%s", line)
         report = None
         if self.report_path:
-            report = write_text(self.report_path, render_html(result, title=title, source=source),
+            plotted = plot_or_why_not(result)
+            report = write_text(self.report_path, render_html(result, title=title, source=source, plotted=plotted),
                                 conn_id=self.report_conn_id or None, base=self.report_base_dir)
             self.log.info("Report: %s", report)
+            if plotted[1]:
+                self.log.warning("The report has no plot (it says so; every figure is in its tables): %s", plotted[1])
         result.pop("tuning")
         return {**result, "source": source, "report": report}
 
@@ -182,7 +185,7 @@ class SqlGenderEvaluationOperator(_GenderEvaluationBase, BaseSQLOperator):
         # A name, a where or an sql that is wrong now is wrong at every retry: fail at once.
         with fail_without_retry_on_unfixable_errors((ValueError, AirflowNotFoundException)):
             spec = self.source_spec()
-            hook = self.get_db_hook()
+            hook = warehouse_hook(self.get_db_hook, str(self.conn_id))
             # closing(): an evaluation that stops early (on_unreadable="raise") closes the warehouse
             # connection here, in the thread that opened it, not whenever the generator is collected.
             with closing(spec.rows(hook)) as rows:

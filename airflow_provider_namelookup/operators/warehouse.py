@@ -44,25 +44,16 @@ from airflow_provider_namelookup.operators.base import (
     NameLookupOperatorBase,
     fail_without_retry_on_unfixable_errors,
 )
-from airflow_provider_namelookup.operators.sql_hook import sql_hook
+from airflow_provider_namelookup.operators.sql_hook import sql_hook, warehouse_hook
 from airflow_provider_namelookup.usage.recorder import records_usage
 from airflow_provider_namelookup.warehouse import DEFAULT_ANSWERS_TABLE, TableRunSpec, spender_of, table_run
 from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError
-from airflow_provider_namelookup.warehouse.dialects import UnsupportedWarehouse, install_hint
+from airflow_provider_namelookup.warehouse.dialects import UnsupportedWarehouse
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from airflow_provider_namelookup.warehouse.source import TableSource
 
 MAX_CREDITS_SCOPES = ("try", "dag_run")
-
-
-def _conn_type(conn_id: str) -> str | None:
-    from airflow.sdk import BaseHook
-
-    try:
-        return str(BaseHook.get_connection(conn_id).conn_type)
-    except Exception:
-        return None
 
 
 def default_answers_table() -> str:
@@ -171,17 +162,9 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         return self.__dict__["_sql_hook"] or super().get_db_hook()
 
     def warehouse_hook(self) -> Any:
-        """The warehouse's common-sql hook; when its Airflow provider is not installed, an error
-        that says what to install (no retry installs it)."""
-        try:
-            return self.get_db_hook()
-        except Exception as err:
-            conn_type = _conn_type(str(self.conn_id))
-            hint = install_hint(conn_type)
-            if hint is None or (not isinstance(err, ImportError) and "unknown hook type" not in str(err).lower()):
-                raise
-            raise WarehouseInputError(f"connection {self.conn_id!r} is a {conn_type} warehouse, whose Airflow provider "
-                                      f"is not installed: {hint}") from err
+        """The warehouse's common-sql hook; a connection that can never give one (its provider not
+        installed, or no warehouse's) fails with what to change (no retry changes it)."""
+        return warehouse_hook(self.get_db_hook, str(self.conn_id))
 
     @property
     def target_name(self) -> str:

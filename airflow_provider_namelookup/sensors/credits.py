@@ -27,24 +27,42 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
-from airflow_provider_namelookup.errors import (
-    NameLookupAuthError,
-    NameLookupConnectionMisconfigured,
-    NameLookupError,
-)
+from airflow_provider_namelookup.errors import NameLookupError
 from airflow_provider_namelookup.hooks.namelookup import NameLookupHook
+from airflow_provider_namelookup.operators.base import (
+    UNFIXABLE_BY_RETRY,
+    fail_without_retry_on_unfixable_errors,
+    service_connection,
+)
 from airflow_provider_namelookup.operators.token_masking import MasksTokenBeforeRendering
 from airflow_provider_namelookup.triggers.credits import NameLookupCreditsTrigger
 from airflow_provider_namelookup.usage.recorder import RecordsUsage, records_usage
+
+
+class UnfixableWait(NameLookupError):
+    """The trigger met a mistake no wait can fix (its ``error`` event), raised on the worker
+    when the sensor resumes: it fails the task at once, like the same error met by a poke.
+    Its message is the trigger's (which says what to change)."""
+
+    def __str__(self) -> str:
+        return self.detail
+
 
 
 class NameLookupCreditsSensor(MasksTokenBeforeRendering, RecordsUsage, BaseSensorOperator):
     """Wait until ``remaining_credits >= min_credits`` (each poke is a free statistic call).
 
     Transient errors (network, 5xx, 429) during a poke are logged and the next poke
-    tries again. An authentication error (missing or invalid token) or a connection that
-    can never answer (https to a plain-HTTP port) fails the sensor at once, even with
-    ``soft_fail``: waiting cannot fix it, and skipping would hide it.
+    tries again. A mistake no wait and no retry can fix fails the sensor at its first try,
+    without Airflow's retries (an ``AirflowFailException``) and **also with** ``soft_fail``:
+    a wrong or missing token (the service answers 400, 401 or 403), a wrong base URL (404),
+    a connection that can never answer (https to a plain-HTTP port), a ``namelookup_conn_id``
+    that is not defined. ``soft_fail`` skips when the credits do not come in time, which
+    is what it is for; a wrong token is a configuration error, and skipping would hide it
+    (every run would skip, and its downstream tasks with it). The error says what to change
+    (the connection's password, or its host). Only ``never_fail=True`` (skip whatever
+    happens) still skips, and ``silent_fail=True`` still logs the error and pokes again
+    until ``timeout``: both are asked for explicitly.
     Each execution (a try; each poke in ``reschedule`` mode) leaves a usage record with the
     remaining credits it read (:mod:`airflow_provider_namelookup.usage`).
 
@@ -56,6 +74,8 @@ class NameLookupCreditsSensor(MasksTokenBeforeRendering, RecordsUsage, BaseSenso
 
     template_fields = ("min_credits",)
     ui_color = "#d7ecfb"
+    unfixable_errors: tuple[type[Exception], ...] = (*UNFIXABLE_BY_RETRY, UnfixableWait)
+    """Errors that fail the sensor at once (see the class docstring)."""
 
     def __init__(self, *, min_credits: int | str = 1,
                  namelookup_conn_id: str = NameLookupHook.default_conn_name,
@@ -80,6 +100,7 @@ class NameLookupCreditsSensor(MasksTokenBeforeRendering, RecordsUsage, BaseSenso
         usage record however many pokes a ``poke``-mode wait makes."""
         usage = self.usage
         if self._poke_hook is None or self._poke_hook[0] is not usage:
+            service_connection(self.namelookup_conn_id)  # a warehouse's connection here fails at once
             self._poke_hook = (usage, usage.watch(NameLookupHook(self.namelookup_conn_id)))
         return self._poke_hook[1]
 
@@ -88,8 +109,8 @@ class NameLookupCreditsSensor(MasksTokenBeforeRendering, RecordsUsage, BaseSenso
         try:
             with self._hook_of_this_execution() as hook:
                 statistic = hook.get_statistic()
-        except (NameLookupAuthError, NameLookupConnectionMisconfigured):
-            raise
+        except self.unfixable_errors:
+            raise  # not an AirflowFailException here: the base sensor would turn it into a skip (soft_fail)
         except NameLookupError as err:
             self.log.warning("Could not read the credits, trying again at the next poke: %s", err)
             return PokeReturnValue(is_done=False)
@@ -100,9 +121,11 @@ class NameLookupCreditsSensor(MasksTokenBeforeRendering, RecordsUsage, BaseSenso
 
     @records_usage
     def execute(self, context: Context) -> Any:
-        if not self.deferrable:
-            return super().execute(context)
-        first = self.poke(context)
+        # Outside the base sensor's loop, which would skip an AirflowFailException under soft_fail.
+        with fail_without_retry_on_unfixable_errors(self.unfixable_errors):
+            if not self.deferrable:
+                return super().execute(context)
+            first = self.poke(context)
         if first.is_done:
             return first.xcom_value
         self.defer(
@@ -112,6 +135,12 @@ class NameLookupCreditsSensor(MasksTokenBeforeRendering, RecordsUsage, BaseSenso
             timeout=timedelta(seconds=self.timeout),
         )
 
+    def resume_execution(self, next_method: str, next_kwargs: dict[str, Any] | None, context: Context) -> Any:
+        """Back from the trigger: an error event fails at once (the base sensor turns an
+        ``AirflowException`` into a skip under ``soft_fail``, so it is converted after it)."""
+        with fail_without_retry_on_unfixable_errors(self.unfixable_errors):
+            return super().resume_execution(next_method, next_kwargs, context)
+
     @records_usage
     def execute_complete(self, context: Context, event: dict[str, Any] | None = None) -> Any:
         """Resume after the trigger fired; only the trigger's two event kinds are accepted."""
@@ -120,7 +149,7 @@ class NameLookupCreditsSensor(MasksTokenBeforeRendering, RecordsUsage, BaseSenso
             self.log.info("%s credits remaining", event["statistic"].get("remaining_credits"))
             return event["statistic"]
         if isinstance(event, dict) and event.get("status") == "error":
-            raise NameLookupAuthError(str(event.get("status_id") or "auth-error"), str(event.get("message")))
+            raise UnfixableWait(str(event.get("status_id") or "auth-error"), str(event.get("message")))
         if isinstance(event, dict) and event.get("status") == "timeout":
             raise AirflowSensorTimeout(f"Sensor has timed out: {event.get('message')}")
         raise AirflowException(f"NameLookupCreditsTrigger sent an unexpected event: {event!r}")

@@ -4,8 +4,10 @@ It polls the free statistic call through :class:`NameLookupAsyncHook` (the conne
 is fetched asynchronously) and fires exactly one event:
 
 * ``{"status": "success", "statistic": {...}}`` once ``remaining_credits >= min_credits``;
-* ``{"status": "error", "status_id": ..., "message": ...}`` on an authentication error,
-  which waiting cannot fix;
+* ``{"status": "error", "status_id": ..., "message": ...}`` on a mistake waiting cannot fix
+  (a wrong token or base URL, a connection that can never be answered:
+  :data:`~airflow_provider_namelookup.errors.UNFIXABLE_SERVICE_ERRORS`), the message saying
+  what to change;
 * ``{"status": "timeout", "statistic": <last one or None>, "message": ...}`` once the
   ``deadline`` passes (the trigger enforces it itself, so it never polls forever even
   where the triggerer's own timeout is not applied, as in ``dag.test()``).
@@ -30,7 +32,7 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_provider_namelookup.errors import NameLookupAuthError, NameLookupError
+from airflow_provider_namelookup.errors import UNFIXABLE_SERVICE_ERRORS, NameLookupError, with_what_to_change
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 
 
@@ -68,8 +70,9 @@ class NameLookupCreditsTrigger(BaseTrigger):
             while True:
                 try:
                     statistic = await hook.get_statistic()
-                except NameLookupAuthError as err:
-                    yield TriggerEvent({"status": "error", "status_id": err.status_id, "message": str(err)})
+                except UNFIXABLE_SERVICE_ERRORS as err:
+                    yield TriggerEvent({"status": "error", "status_id": err.status_id,
+                                        "message": with_what_to_change(err)})
                     return
                 except NameLookupError as err:
                     self.log.warning("Could not read the credits, trying again in %.0f s: %s", self.poke_interval, err)

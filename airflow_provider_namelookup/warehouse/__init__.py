@@ -27,6 +27,7 @@ from typing import Any
 from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.ports import LookupService
 from airflow_provider_namelookup.engine.run import LookupRun, RunOptions
+from airflow_provider_namelookup.errors import with_what_to_change
 from airflow_provider_namelookup.warehouse.answers import (
     CLAIM_CHUNK,
     DEFAULT_ANSWERS_TABLE,
@@ -112,8 +113,13 @@ def table_run(session: WarehouseSession, job: TableRunSpec, service: LookupServi
 
 
 def _stopped(log: Any, answers: str) -> Any:
-    """What a table run says when it stops on an error: what it paid for is kept in ``answers``."""
+    """What a table run says when it stops on an error: what it paid for is kept in ``answers``
+    (or that it paid for nothing), in one sentence whatever the error's own punctuation."""
     def say(err: BaseException, paid: int) -> None:
+        said = with_what_to_change(err).rstrip().rstrip(".")
+        if not paid:
+            log.error("Stopped: %s; nothing was paid for.", said)
+            return
         log.error("Stopped: %s. The %d answers this run paid for are stored in %s; the next run pays only for "
-                  "the rest.", err, paid, answers)
+                  "the rest.", said, paid, answers)
     return say

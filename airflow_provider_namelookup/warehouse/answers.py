@@ -106,6 +106,10 @@ class AnswersTable:
         self.plan_only = plan_only
         self.claim_chunk = claim_chunk
         self.exists = False
+        self.ready = False
+        """It exists with every column: nothing left to create or alter."""
+        self._found: str | None = None
+        """What the first probe found: ``complete``, ``key only`` (an earlier release's table) or ``missing``."""
         self.fresh = False
         """Made by this run: it holds no answer yet, every valid question will be asked."""
         self.store_statements = 0
@@ -139,23 +143,31 @@ class AnswersTable:
         return int(rows[0][0] or 0)
 
     # Table ----------------------------------------------------------------------------------------------
-    async def prepare(self, *, create: bool) -> None:
+    async def prepare(self, *, create: bool) -> bool:
+        """Find the table (``create=False``: nothing is written) or make it (``create=True``); whether it is
+        there with every column, nothing left to create or alter. The probe is made once."""
         await self.db(self._prepare, create)
+        return self.ready
 
     def _prepare(self, create: bool) -> None:
         d = self.session.dialect
         columns = ", ".join(c.name for c in (ANSWER_KEY, *ANSWER_BOOKKEEPING))
-        missing = self.session.probe(d.no_rows(columns, self.quoted))
-        if missing is None:
-            self.exists = True
+        if self.ready:
             return
-        if self.session.probe(d.no_rows(ANSWER_KEY.name, self.quoted)) is None:  # an earlier release's table
+        if self._found is None:
+            self._found = "complete" if self.session.probe(d.no_rows(columns, self.quoted)) is None else \
+                "key only" if self.session.probe(d.no_rows(ANSWER_KEY.name, self.quoted)) is None else "missing"
+        if self._found == "complete":
+            self.exists = self.ready = True
+            return
+        if self._found == "key only":  # an earlier release's table
             self.exists = True
             if create:
                 for column in ANSWER_BOOKKEEPING:
                     if self.session.probe(d.no_rows(column.name, self.quoted)) is not None:
                         self.session.execute(d.add_column(self.quoted, column))
                 self.session.commit()
+                self.ready = True
             return
         if not create:
             return
@@ -171,7 +183,7 @@ class AnswersTable:
             self.session.rollback()
             if not d.errors.is_duplicate_key(err) and self.session.probe(d.no_rows(columns, self.quoted)) is not None:
                 raise
-        self.exists = True
+        self.exists = self.ready = True
 
     # Questions ------------------------------------------------------------------------------------------
     def _my_order(self, hashes: list[str]) -> list[str]:

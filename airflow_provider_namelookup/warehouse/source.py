@@ -25,7 +25,14 @@ from typing import Any, Protocol
 
 from airflow_provider_namelookup.engine.plan import QueryRules, build_query_object
 from airflow_provider_namelookup.engine.ports import SourceValue
-from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, connection_of, first_line
+from airflow_provider_namelookup.warehouse.diagnosis import (
+    Catalog,
+    WarehouseInputError,
+    connection_of,
+    first_line,
+    missing_table_or_column,
+    warehouse_says,
+)
 from airflow_provider_namelookup.warehouse.dialects import Names, WarehouseDialect
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.schema import SOURCE_COUNTRY, SOURCE_NAME
@@ -253,16 +260,14 @@ def explain_source_error(session: WarehouseSession, source: TableSource, err: Ba
     d = session.dialect
     where = connection_of(session.hook)
     base = source.described
-    failed = session.probe(d.no_rows("*", f"{source.unfiltered()} s"))
-    if failed is not None:
-        if source.table:
-            return WarehouseInputError(f"{base} cannot be read{where} (does it exist?): {first_line(failed)}")
-        return WarehouseInputError(f"sql does not run{where}: {first_line(failed)}; it was: {source.sql!r}")
-    for parameter, column in (("key_column", source.key_column), ("name_column", source.name_column),
-                              ("country_column", source.country_column)):
-        if column and (failed := session.probe(d.no_rows(f"s.{d.quote(column)}", f"{source.unfiltered()} s"))):
-            return WarehouseInputError(f"{parameter} {column!r} is not a column of {base}{where}: "
-                                       f"{first_line(failed)}")
+    if not source.table and (failed := session.probe(d.no_rows("*", f"{source.unfiltered()} s"))) is not None:
+        return WarehouseInputError(f"sql does not run{where}: {warehouse_says(failed)}; it was: {source.sql!r}")
+    catalog = Catalog(d, session.probe, session.fetchall, session.column_names)
+    columns = (("key_column", source.key_column), ("name_column", source.name_column),
+               ("country_column", source.country_column))
+    if missing := missing_table_or_column(catalog, source.table or "", base, where, columns,
+                                          relation=source.unfiltered()):
+        return missing
     counted = f"SELECT COUNT(*) FROM {source.relation(with_params=False)} s"
     if source.checked is not None and (failed := session.probe(counted)):
         return WarehouseInputError(f"where {source.where!r} fails on {base}{where}: "

@@ -30,7 +30,7 @@ from typing import Any
 
 from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.ports import RunOutcome
-from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, connection_of, first_line
+from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, connection_of, warehouse_says
 from airflow_provider_namelookup.warehouse.dialects import Names
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.schema import (
@@ -57,7 +57,7 @@ _COMPLETE_WAIT_SECONDS = 1.0
 def explain_target_error(session: WarehouseSession, table: str, columns: list[str], err: Any) -> WarehouseInputError:
     """An existing target table that lacks a column the operator writes."""
     return WarehouseInputError(f"target table {table} exists{connection_of(session.hook)} but lacks columns the "
-                               f"operator writes ({', '.join(columns)}): {first_line(err)}")
+                               f"operator writes ({', '.join(columns)}): {warehouse_says(err)}")
 
 
 class TargetTable:
@@ -100,6 +100,8 @@ class TargetTable:
         """This run created the table (no row of it can be unchanged)."""
         self.create_at_fill = False
         """It is missing and the fill creates it (``CREATE TABLE ... AS``)."""
+        self._found: str | None = None
+        """What the first probe found: ``complete``, ``key only`` (an earlier release's table) or ``missing``."""
 
     @property
     def names(self) -> Names:
@@ -116,17 +118,26 @@ class TargetTable:
         return [self.names.key_column, *(c.name for c in self.typed), *(c for _, c in self.names.raw_columns())]
 
     # Creation ---------------------------------------------------------------------------------------------
-    async def prepare(self, *, create: bool) -> None:
+    async def prepare(self, *, create: bool) -> bool:
+        """Find the table (``create=False``: nothing is written) or make it (``create=True``); whether it is
+        there with every column the run writes, so that nothing is left to create or alter. The probe is
+        made once: a run that looks first and creates after sends it once."""
         await self.session.run(self._prepare, create)
+        return self.joinable
 
     def _has_columns(self, columns: list[str]) -> Exception | None:
         return self.session.probe(self.dialect.no_rows(", ".join(columns), self.quoted))
 
     def _prepare(self, create: bool) -> None:
-        if self._has_columns(self.fields) is None:
+        if self.joinable or self.create_at_fill:
+            return
+        if self._found is None:
+            self._found = "complete" if self._has_columns(self.fields) is None else \
+                "key only" if self._has_columns([self.names.key_column]) is None else "missing"
+        if self._found == "complete":
             self.joinable = True
             return
-        if self._has_columns([self.names.key_column]) is None:  # exists: an earlier release's table, or wrong
+        if self._found == "key only":  # exists: an earlier release's table, or wrong
             if self._made_by_another_run(wait=_COMPLETE_WAIT_SECONDS):  # or one another run is making now
                 self.joinable = True
                 return

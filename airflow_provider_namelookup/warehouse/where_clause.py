@@ -57,7 +57,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.tokens import TokenType
 
-from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, nearest_names
+from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, nearest_hint
 from airflow_provider_namelookup.warehouse.dialects.base import WarehouseDialect
 
 __all__ = ["MAX_LENGTH", "MAX_NESTING", "PLAIN_TYPES", "CheckedWhere", "WhereRefused", "check_where_columns",
@@ -240,9 +240,8 @@ def check_where_columns(where: CheckedWhere, available: Sequence[str], source: s
     known = {name.lower() for name in available}
     for written in where.columns:
         if written.lower() not in known:
-            near = nearest_names(written, available)
-            hint = f" (nearest: {', '.join(near)})" if near else f" (its columns: {', '.join(available[:20])})"
-            raise _refuse(where.written, f"where reads {written}, which is not a column of {source}{hint}")
+            raise _refuse(where.written, f"where reads {written}, which is not a column of {source}"
+                                         f"{nearest_hint(written, available)}")
 
 
 def filtered(relation: str, where: CheckedWhere | None) -> str:

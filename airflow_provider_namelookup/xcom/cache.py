@@ -47,8 +47,8 @@ class MemoryAnswerCache:
         self.fresh = not self.answers
         self.reused = len(self.answers)
 
-    async def prepare(self, *, create: bool) -> None:
-        return None
+    async def prepare(self, *, create: bool) -> bool:
+        return True
 
     async def register(self, questions: Sequence[Question]) -> None:
         return None

@@ -37,8 +37,8 @@ class ListResults:
         self.abstain = abstain
         self.results: list[Result] = []
 
-    async def prepare(self, *, create: bool) -> None:
-        return None
+    async def prepare(self, *, create: bool) -> bool:
+        return True
 
     async def fill(self, outcome: RunOutcome) -> None:
         answers = self.cache.answers

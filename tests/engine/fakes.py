@@ -132,8 +132,8 @@ class FakeCache(MemoryAnswerCache):
 class FakeSink:
     outcomes: list[RunOutcome] = field(default_factory=list)
 
-    async def prepare(self, *, create: bool) -> None:
-        return None
+    async def prepare(self, *, create: bool) -> bool:
+        return True
 
     async def fill(self, outcome: RunOutcome) -> None:
         self.outcomes.append(outcome)

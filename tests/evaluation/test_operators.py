@@ -203,3 +203,76 @@ def test_bad_arguments_fail_when_the_dag_is_parsed(kwargs: dict[str, Any], messa
 
     with pytest.raises(ValueError, match=re.escape(message)):
         SqlGenderEvaluationOperator(task_id="accuracy", conn_id="warehouse", **kwargs)
+
+
+# What a new user tripped on (issue 36, item 5) ------------------------------------------------------------
+
+def _enrich_then_evaluate(house: Any, table: str, report: Path, **evaluation: Any) -> str:
+    given = {"source_table": table, "key_column": "person_id", "label_column": "true_gender",
+             "group_column": "country", "report_path": f"file://{report}", **evaluation}
+    return f"""
+        from datetime import timedelta
+        from airflow_provider_namelookup.operators import SqlGenderEvaluationOperator
+        enrich = SqlGenderLookupOperator(task_id="enrich", conn_id={house.conn_id!r}, source_table={table!r},
+                                         key_column="person_id", name_column="first_name", country_column="country")
+        accuracy = SqlGenderEvaluationOperator(task_id="accuracy", conn_id={house.conn_id!r}, retries=2,
+                                               retry_delay=timedelta(seconds=1),
+                                               {", ".join(f"{k}={v!r}" for k, v in given.items())})
+        enrich >> accuracy
+    """
+
+
+@pytest.mark.database
+def test_without_the_plot_library_the_report_is_written_without_its_plot_and_says_so(
+        house: Any, namelookup: Any, write_dag: Any, tmp_path: Path, capfd: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, the evaluation failed on the missing matplotlib after its enrichment had paid; the
+    report's tables need no plot library. A rerun of the pair pays only for what is missing."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as where the plot library is not installed
+    namelookup.set_credits(1_000)
+    table = people_table(house)
+    report = tmp_path / "accuracy.html"
+    dag = write_dag(_enrich_then_evaluate(house, table, report))
+    run = dag.run()
+    assert str(run.state) == "success" and run.get_task_instance("accuracy").try_number == 1
+    spent = 1_000 - namelookup.remaining()
+    assert spent == len({(p["first_name"].lower(), p["country"]) for p in PEOPLE})
+    html = report.read_text()
+    assert "<svg" not in html and "No plot in this report: " in html and "matplotlib" in html
+    assert "By country" in html and f"min_probability = {dag.xcom('accuracy')['best']['min_probability']}" in html
+    assert "The report has no plot (it says so; every figure is in its tables)" in printed(capfd)
+
+    # Two new people: the rerun pays for them only, the answers paid before are reused.
+    house.insert(table, [(123, "Zoltan", "HU", "m"), (124, "Ilona", "HU", "f")])
+    assert str(dag.run().state) == "success"
+    assert 1_000 - namelookup.remaining() == spent + 2
+    assert dag.xcom("accuracy")["by_group"]["HU"]["evaluated"] == 2
+
+
+@pytest.mark.database
+@pytest.mark.parametrize(("evaluation", "expected"), [
+    ({"label_column": "true_gendr"}, "label_column 'true_gendr' is not a column of source_table '{table}' on "
+                                     "connection 'warehouse_{kind}' (nearest: true_gender): "),
+    ({"group_column": "contry"}, "group_column 'contry' is not a column of source_table '{table}' on connection "
+                                 "'warehouse_{kind}' (nearest: country): "),
+    ({"target_table": "{table}_gendr"}, "target_table '{table}_gendr' (the enrichment's) cannot be read on "
+                                        "connection 'warehouse_{kind}' (does it exist?) (nearest: {table}_gender, "),
+    ({"conn_id": "namelookup_default"}, "conn_id 'namelookup_default' is a 'namelookup' connection "
+                                        "(NameLookupHook), not a SQL warehouse's: conn_id must name the connection "
+                                        "of the warehouse holding the table"),
+])
+def test_a_wrong_name_or_connection_fails_the_evaluation_at_once_saying_what_to_change(
+        house: Any, namelookup: Any, write_dag: Any, tmp_path: Path, capfd: pytest.CaptureFixture[str],
+        evaluation: dict[str, Any], expected: str) -> None:
+    namelookup.set_credits(1_000)
+    table = people_table(house)
+    evaluation = {k: v.format(table=table) for k, v in evaluation.items()}
+    body = _enrich_then_evaluate(house, table, tmp_path / "accuracy.html", **evaluation)
+    if "conn_id" in evaluation:  # the argument given twice: the service's connection as the warehouse's
+        body = body.replace(f"task_id=\"accuracy\", conn_id={house.conn_id!r}, ", "task_id=\"accuracy\", ")
+    run = write_dag(body).run()
+    ti = run.get_task_instance("accuracy")
+    assert (str(ti.state), ti.try_number) == ("failed", 1)
+    assert expected.format(table=table, kind=house.kind) in printed(capfd)

@@ -88,3 +88,91 @@ def test_a_misspelled_conn_id_fails_the_task_at_once_naming_it(operator: str, co
     logged = _logged(capfd, caplog)
     assert f"The conn_id `{conn_id}` isn't defined (no retry can fix this" in logged
     assert namelookup.remaining() == 100
+
+
+# A wrong token, before any table is made (issue 36, item 3) ------------------------------------------------
+
+def _exists(house: Any, table: str) -> bool:
+    try:
+        house.rows(f"SELECT 1 FROM {table} WHERE 1 = 0")
+    except Exception:
+        return False
+    return True
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def house(request: pytest.FixtureRequest) -> Any:
+    return request.getfixturevalue(f"{request.param}_warehouse")
+
+
+def test_a_wrong_token_fails_a_table_task_at_once_before_any_table_is_made(
+        house: Any, write_dag: Any, namelookup: Any, capfd: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Before, nothing was spent but the target had been created already, holding the invalid rows,
+    and the log read ``...is invalid.. The 0 answers this run paid for are stored...``."""
+    from tests.support import set_connection
+
+    set_connection("namelookup_bad_token", {"conn_type": "namelookup", "host": namelookup.url,
+                                            "password": "wrong-token-0123456789"})
+    table = house.create_customers([(1, "Anna", None), (2, "", None), (3, "x" * 60, None), (4, "Ben", None)])
+    enrich = (f"SqlGenderLookupOperator(task_id='enrich', conn_id={house.conn_id!r}, source_table={table!r}, "
+              f"key_column='customer_id', name_column='name', {{token}}{RETRIES})")
+    dag = write_dag(enrich.format(token="namelookup_conn_id='namelookup_bad_token', "))
+    run = dag.run()
+    assert dag.state("enrich") == "failed" and _tries(run, "enrich") == 1
+    assert not _exists(house, f"{table}_gender") and not _exists(house, house.answers_table)
+    logged = _logged(capfd, caplog)
+    assert ("invalid-auth-token (HTTP 400) from connection 'namelookup_bad_token': The bearer token is invalid; "
+            "fix the API token: the password of connection 'namelookup_bad_token' (no retry can fix this") in logged
+    assert ".." not in logged.replace("...", "") and "0 answers this run paid for" not in logged
+    assert "wrong-token-0123456789" not in logged
+    assert namelookup.remaining() == 100
+
+    # With the token fixed the run pays for its two valid names; a rerun that needs nothing sends no
+    # request at all, whatever the token (nothing is asked of the service).
+    dag = write_dag(enrich.format(token=""))
+    assert str(dag.run().state) == "success" and namelookup.remaining() == 98
+    dag = write_dag(enrich.format(token="namelookup_conn_id='namelookup_bad_token', "))
+    assert str(dag.run().state) == "success" and dag.xcom("enrich")["requests"] == 0
+
+    # Tables that exist and a name to look up: the wrong token fails before any lookup, and says
+    # that nothing was paid for (the rows it could write, an invalid name's, are written).
+    house.insert(table, [(5, "Clara", None), (6, "", None)])
+    capfd.readouterr()
+    caplog.clear()
+    run = dag.run()
+    assert dag.state("enrich") == "failed" and _tries(run, "enrich") == 1
+    logged = _logged(capfd, caplog)
+    assert ("Stopped: invalid-auth-token (HTTP 400) from connection 'namelookup_bad_token': The bearer token is "
+            "invalid; fix the API token: the password of connection 'namelookup_bad_token'; nothing was paid for."
+            ) in logged
+    assert ".." not in logged.replace("...", "") and "wrong-token-0123456789" not in logged
+    assert namelookup.remaining() == 98
+
+
+@pytest.mark.parametrize(("operator", "expected"), [
+    ("GenderLookupOperator(task_id='lookup', queries=['Anna'], namelookup_conn_id={warehouse!r}, {retries})",
+     "namelookup_conn_id 'warehouse_sqlite' is a sqlite connection, a warehouse's: namelookup_conn_id must name "
+     "the service's connection (type namelookup, the API token in its password)"),
+    ("SqlGenderLookupOperator(task_id='lookup', conn_id={warehouse!r}, source_table={table!r}, "
+     "key_column='customer_id', name_column='name', namelookup_conn_id={warehouse!r}, {retries})",
+     "namelookup_conn_id 'warehouse_sqlite' is a sqlite connection, a warehouse's"),
+    ("SqlGenderLookupOperator(task_id='lookup', conn_id='namelookup_default', source_table={table!r}, "
+     "key_column='customer_id', name_column='name', {retries})",
+     "conn_id 'namelookup_default' is a 'namelookup' connection (NameLookupHook), not a SQL warehouse's: conn_id "
+     "must name the connection of the warehouse holding the table"),
+    ("NameLookupCreditsSensor(task_id='lookup', namelookup_conn_id={warehouse!r}, poke_interval=0.1, timeout=30, "
+     "soft_fail=True, {retries})", "namelookup_conn_id 'warehouse_sqlite' is a sqlite connection, a warehouse's"),
+])
+def test_a_connection_of_the_wrong_type_fails_the_task_at_once_saying_what_to_change(
+        operator: str, expected: str, write_dag: Any, namelookup: Any, sqlite_warehouse: Any,
+        capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 36: the service's connection given as the warehouse's, or the other way round, can never
+    work; before, the first was sent HTTP requests it never answered (retried), the second failed on
+    common-sql's 'does not support it' (retried), and the sensor poked until its timeout."""
+    table = sqlite_warehouse.create_customers([(1, "Anna", None)])
+    dag = write_dag(operator.format(retries=RETRIES, warehouse=sqlite_warehouse.conn_id, table=table))
+    run = dag.run()
+    assert dag.state("lookup") == "failed" and _tries(run, "lookup") == 1
+    assert expected in _logged(capfd, caplog)
+    assert not _exists(sqlite_warehouse, f"{table}_gender") and namelookup.remaining() == 100

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from airflow.providers.common.compat.sdk import AirflowException, AirflowSensorTimeout
 
-from airflow_provider_namelookup.errors import NameLookupAuthError
 from airflow_provider_namelookup.sensors import NameLookupCreditsSensor
+from airflow_provider_namelookup.sensors.credits import UnfixableWait
 from airflow_provider_namelookup.triggers import NameLookupCreditsTrigger
 
 pytestmark = pytest.mark.usefixtures("airflow_db")
@@ -99,6 +99,42 @@ def test_auth_error_fails_at_once_even_with_soft_fail(write_dag: Any, namelookup
         os.environ.pop("AIRFLOW_CONN_NL_BAD_TOKEN")
 
 
+@pytest.mark.parametrize("mode", ["poke", "reschedule", "deferrable"])
+def test_a_wrong_token_fails_the_first_try_without_retries_even_with_soft_fail(
+        mode: str, write_dag: Any, namelookup: Any, emulator: Any, capfd: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 36, item 2: with retries=2 the sensor went up_for_retry twice before failing (ten
+    minutes late with a 5-minute retry_delay). A wrong token is a configuration error: no retry,
+    no poke and no skip can fix it, so the first try fails, says what to change, and shows no token."""
+    from tests.support import set_connection
+
+    set_connection("nl_wrong_token", {"conn_type": "namelookup", "host": emulator.url,
+                                      "password": "wrong-token-0123456789"})
+    kwargs: dict[str, Any] = {"mode": "reschedule"} if mode == "reschedule" else {"deferrable": mode == "deferrable"}
+    dag = write_dag(f"""
+        from datetime import timedelta
+
+        wait = {sensor(min_credits=1, timeout=30, soft_fail=True, namelookup_conn_id="nl_wrong_token", **kwargs)[:-1]},
+                                       retries=2, retry_delay=timedelta(seconds=1))
+
+        @task
+        def downstream():
+            return "ran"
+
+        wait >> downstream()
+    """)
+    run = dag.run()
+    ti = run.get_task_instance("wait")
+    assert (str(ti.state), ti.try_number) == ("failed", 1)  # not up_for_retry, not skipped
+    assert dag.state("downstream") == "upstream_failed"
+    captured = capfd.readouterr()
+    logged = captured.out + captured.err + caplog.text
+    assert "invalid-auth-token" in logged and "no retry can fix this" in logged
+    assert "the password of connection 'nl_wrong_token'" in logged  # what to change
+    assert "trying again at the next poke" not in logged
+    assert "wrong-token-0123456789" not in logged
+
+
 def test_transient_errors_wait_for_the_next_poke(write_dag: Any, namelookup: Any, emulator: Any, later: Any) -> None:
     emulator.set_faults(error_503=1.0)
     later(1.0, emulator.set_faults)
@@ -157,6 +193,7 @@ async def test_trigger_reports_auth_errors(emulator: Any, monkeypatch: pytest.Mo
                                                             "password": "nope"}))
     event = await asyncio.wait_for(first_event(NameLookupCreditsTrigger("nl_wrong", 1, 0.1)), 10)
     assert event["status"] == "error" and event["status_id"] == "invalid-auth-token"
+    assert event["message"].endswith("; fix the API token: the password of connection 'nl_wrong'")
     assert "nope" not in event["message"]
 
 
@@ -165,8 +202,9 @@ def test_execute_complete_accepts_only_known_events() -> None:
     op = NameLookupCreditsSensor(task_id="wait", min_credits=1)
     statistic = {"remaining_credits": 9}
     assert op.execute_complete({}, {"status": "success", "statistic": statistic}) == statistic
-    with pytest.raises(NameLookupAuthError, match="invalid-auth-token"):
-        op.execute_complete({}, {"status": "error", "status_id": "invalid-auth-token", "message": "bad"})
+    with pytest.raises(UnfixableWait, match=r"^bad; fix the API token$"):  # resume_execution fails the task at once
+        op.execute_complete({}, {"status": "error", "status_id": "invalid-auth-token",
+                                 "message": "bad; fix the API token"})
     with pytest.raises(AirflowSensorTimeout, match="timed out"):
         op.execute_complete({}, {"status": "timeout", "statistic": None, "message": "too few"})
     for event in (None, {}, {"status": "success"}, {"status": "maybe"}, "success"):

@@ -58,3 +58,52 @@ def test_a_missing_table_fails_the_task_without_its_retries(sqlite_warehouse: An
     assert str(run.state) == "failed" and dag.state("enrich") == "failed"  # not up_for_retry: no retry can fix it
     ti = run.get_task_instance("enrich")
     assert ti.try_number == 1
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def house(request: pytest.FixtureRequest) -> Any:
+    return request.getfixturevalue(f"{request.param}_warehouse")
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ({"name_column": "frist_name"}, "name_column 'frist_name' is not a column of source_table '{table}' on "
+                                    "connection 'warehouse_{kind}' (nearest: first_name, last_name): "),
+    ({"key_column": "persn_id"}, "key_column 'persn_id' is not a column of source_table '{table}' on "
+                                 "connection 'warehouse_{kind}' (nearest: person_id): "),
+    ({"country_column": "contry"}, "country_column 'contry' is not a column of source_table '{table}' on "
+                                   "connection 'warehouse_{kind}' (nearest: country): "),
+    ({"country_column": "zzz"}, "country_column 'zzz' is not a column of source_table '{table}' on connection "
+                                "'warehouse_{kind}' (its columns: person_id, first_name, last_name, country): "),
+    ({"source_table": "{misspelled}"}, "source_table '{misspelled}' cannot be read on connection "
+                                       "'warehouse_{kind}' (does it exist?) (nearest: {table}"),  # best first
+])
+def test_a_misspelled_column_or_table_fails_at_once_naming_the_nearest_ones(
+        house: Any, namelookup: Any, write_dag: Any, capfd: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture, arguments: dict[str, Any], expected: str) -> None:
+    """Issue 36, item 4: ``name_column 'frist_name' is not a column of source_table ...: column
+    s.frist_name does not exist``, PostgreSQL's own hint dropped. The provider knows the table's
+    columns (and, cheaply, the schema's tables): it names the nearest ones on every warehouse, and
+    keeps the warehouse's hint where it gives one."""
+    table = house.table_name("people")
+    text = "TEXT" if house.kind == "sqlite" else "VARCHAR(200)"
+    house.hook.run(f"CREATE TABLE {table} (person_id INTEGER PRIMARY KEY, first_name {text}, last_name {text}, "
+                   f"country {text})")
+    house.insert(table, [(1, "Anna", "Berg", "DE")])
+    misspelled = table.replace("people_", "peopel_")
+    given = {"source_table": table, "key_column": "person_id", "name_column": "first_name",
+             "country_column": "country", **arguments}
+    given["source_table"] = given["source_table"].format(misspelled=misspelled)
+    rendered = ", ".join(f"{k}={v!r}" for k, v in given.items())
+    dag = write_dag(f"""
+        SqlGenderLookupOperator(task_id="enrich", conn_id={house.conn_id!r}, {rendered}, retries=2,
+                                retry_delay=__import__("datetime").timedelta(minutes=10))
+    """)
+    run = dag.run()
+    assert dag.state("enrich") == "failed" and run.get_task_instance("enrich").try_number == 1
+    out = capfd.readouterr()
+    logged = out.out + out.err + caplog.text
+    assert expected.format(kind=house.kind, table=table, misspelled=misspelled) in logged
+    if house.kind == "postgres" and "is not a column" in expected and "nearest" in expected:  # its own hint, kept
+        assert "(HINT: Perhaps you meant to reference the column" in logged
+    assert "LINE 1" not in logged  # the statement the warehouse quotes is the engine's, not the author's
+    assert namelookup.remaining() == 100

@@ -57,6 +57,10 @@ class MySqlDialect(WarehouseDialect, name="mysql",
     def on_connect(self) -> list[str]:
         return ["SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"]  # INSERT ... SELECT reads without locks
 
+    def table_names(self, schema: str | None) -> str | None:
+        schema_is = f"= {self.literal(schema)}" if schema else "= DATABASE()"
+        return f"SELECT table_name FROM information_schema.tables WHERE table_schema {schema_is}"
+
     def cast_null(self, column: Column) -> str:
         return f"CAST(NULL AS {_CASTS[column.kind].format(n=column.length)})"
 

@@ -52,6 +52,16 @@ class SourceReading(Spelling):
         Example: ``SELECT s.id FROM (SELECT * FROM customers) s LIMIT 1``."""
         return f"SELECT {columns} FROM {relation} s LIMIT 1"
 
+    def table_names(self, schema: str | None) -> str | None:
+        """A statement listing the tables and views of ``schema`` (None: the connection's own), one name
+        a row: sent only after a source table did not read, to name the nearest ones. None where the
+        warehouse cannot list them cheaply (the error then names none); a statement that fails is
+        ignored the same way.
+
+        Example: ``SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()``."""
+        schema_is = f"= {self.literal(schema)}" if schema else "= current_schema()"
+        return f"SELECT table_name FROM information_schema.tables WHERE table_schema {schema_is}"
+
     def no_rows(self, columns: str, table: str) -> str:
         """A probe that reads no row: does ``table`` have these columns?
 

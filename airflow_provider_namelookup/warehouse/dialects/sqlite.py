@@ -46,6 +46,10 @@ class SqliteDialect(OnConflictDialect, name="sqlite",
     def on_connect(self) -> list[str]:
         return [f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}"]  # several runs may write one file: wait
 
+    def table_names(self, schema: str | None) -> str | None:
+        catalog = f"{self.quote(schema)}.sqlite_master" if schema else "sqlite_master"
+        return f"SELECT name FROM {catalog} WHERE type IN ('table', 'view')"
+
     def timestamp(self, moment: datetime) -> Any:
         return moment.isoformat()
 
