@@ -1,5 +1,5 @@
 """Sensors."""
 
-from airflow_provider_namelookup.sensors.credits import NameLookupCreditsSensor
+from airflow_provider_namelookup.sensors.credits import NameLookupCreditsSensor, UnfixableWait
 
-__all__ = ["NameLookupCreditsSensor"]
+__all__ = ["NameLookupCreditsSensor", "UnfixableWait"]
