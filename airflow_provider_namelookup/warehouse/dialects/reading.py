@@ -56,7 +56,9 @@ class SourceReading(Spelling):
         """A statement listing the tables and views of ``schema`` (None: the connection's own), one name
         a row: sent only after a source table did not read, to name the nearest ones. None where the
         warehouse cannot list them cheaply (the error then names none); a statement that fails is
-        ignored the same way.
+        ignored the same way. ``schema`` is the schema part of ``source_table`` or ``target_table``,
+        which ``check_identifier`` passed before any statement ran; it is still written as an
+        escaped literal (or a quoted name), never as raw text.
 
         Example: ``SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()``."""
         schema_is = f"= {self.literal(schema)}" if schema else "= current_schema()"
