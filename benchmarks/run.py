@@ -90,6 +90,13 @@ def _benchmarks(text: str) -> tuple[str, ...]:
     return chosen
 
 
+def _distributions(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names or any(n not in ("sample", "share5", "share35") for n in names):
+        raise argparse.ArgumentTypeError(f"distributions are sample, share5, share35; got {text!r}")
+    return names
+
+
 def _names(text: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     unknown = [n for n in names if n not in versus_handwritten.WAREHOUSES]
@@ -142,6 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--in-task-latency-rows", type=_numbers, metavar="N,N",
                         help="inside a task: PostgreSQL table sizes with --latency-ms, with the sample's names, 5 %% "
                              "and 35 %% distinct names (default 20000)")
+    parser.add_argument("--in-task-warehouses", type=_names, default=("postgres", "sqlite", "duckdb"), metavar="LIST",
+                        help="inside a task: the warehouses (default postgres,sqlite,duckdb; the WAN cases are "
+                             "PostgreSQL's)")
+    parser.add_argument("--in-task-distributions", type=_distributions, default=("sample", "share5", "share35"),
+                        metavar="LIST", help="inside a task: the name distributions (default sample,share5,share35; "
+                                             "share35 only over the WAN)")
     parser.add_argument("--in-task-repeats", type=int, default=5, metavar="N",
                         help="inside a task: repetitions of a WAN case or of a table under 100,000 rows (default 5)")
     parser.add_argument("--repeats", type=int, metavar="N", help="runs per hook configuration (default 3)")
@@ -170,9 +183,11 @@ def _plan(args: argparse.Namespace) -> dict[str, Callable[[Path], Section]]:
     wan = latency.LatencyOptions(sizes=tuple(_option(args, "latency_rows")), latency_ms=args.latency_ms,
                                  naive_rows=int(_option(args, "latency_naive_rows")), seed=args.seed)
     in_task_cases = (*((w, size, d, "loopback") for size in _option(args, "in_task_rows")
-                       for w in ("postgres", "sqlite", "duckdb") for d in ("sample", "share5")),
+                       for w in args.in_task_warehouses for d in ("sample", "share5")
+                       if d in args.in_task_distributions),
                      *(("postgres", size, d, "latency") for size in _option(args, "in_task_latency_rows")
-                       for d in ("sample", "share5", "share35")))
+                       for d in ("sample", "share5", "share35")
+                       if d in args.in_task_distributions and "postgres" in args.in_task_warehouses))
     plans: dict[str, Callable[[Path], Section]] = {
         "in_task": lambda work: in_task.run(in_task.InTaskOptions(
             cases=in_task_cases, repeats=args.in_task_repeats, latency_ms=args.latency_ms, seed=args.seed), work),

@@ -62,13 +62,26 @@ class _LogSpans(logging.Handler):
 
 
 @contextmanager
-def traced(timeline: Timeline) -> Iterator[None]:
-    """Time every warehouse step and HTTP request, and note every log line, while inside."""
+def traced(timeline: Timeline, *, statements: bool = False) -> Iterator[None]:
+    """Time every warehouse step and HTTP request, and note every log line, while inside; with
+    ``statements``, every SQL statement of a step too (its first 160 characters)."""
     import httpx
 
     from airflow_provider_namelookup.warehouse.session import WarehouseSession
 
     original_run, original_send, original_tls = WarehouseSession.run, httpx.AsyncClient.send, httpx.create_ssl_context
+    original_calls = {name: getattr(WarehouseSession, name) for name in ("execute", "executemany", "fetchall")}
+
+    def timed_statement(name: str) -> Any:
+        original = original_calls[name]
+
+        def call(self: WarehouseSession, sql: str, *args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return original(self, sql, *args, **kwargs)
+            finally:
+                timeline.add(start, time.perf_counter(), "stmt", " ".join(sql.split())[:160])
+        return call
 
     async def run(self: WarehouseSession, fn: Any, *args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
@@ -95,6 +108,9 @@ def traced(timeline: Timeline) -> Iterator[None]:
     handler = _LogSpans(timeline)
     logger = logging.getLogger("airflow.task.operators")
     WarehouseSession.run = run  # type: ignore[method-assign]
+    if statements:
+        for name in original_calls:
+            setattr(WarehouseSession, name, timed_statement(name))
     httpx.AsyncClient.send = send  # type: ignore[method-assign]
     httpx.create_ssl_context = create_ssl_context
     logger.addHandler(handler)
@@ -103,6 +119,8 @@ def traced(timeline: Timeline) -> Iterator[None]:
         yield
     finally:
         WarehouseSession.run = original_run  # type: ignore[method-assign]
+        for name, original in original_calls.items():
+            setattr(WarehouseSession, name, original)
         httpx.AsyncClient.send = original_send  # type: ignore[method-assign]
         httpx.create_ssl_context = original_tls
         logger.removeHandler(handler)
@@ -110,7 +128,7 @@ def traced(timeline: Timeline) -> Iterator[None]:
 
 
 def trace(rows: int, latency_ms: tuple[float, float], *, rerun: bool, workdir: Path, warehouse: str = "postgres",
-          names: str = "sample") -> None:
+          names: str = "sample", statements: bool = False) -> None:
     """Build the table, run the provider (and its rerun), print each run's timeline."""
     with BenchService(workdir / "emulator_trace.log", credits=100_000_000) as service:
         if max(latency_ms) > 0:
@@ -138,7 +156,7 @@ def trace(rows: int, latency_ms: tuple[float, float], *, rerun: bool, workdir: P
             for attempt in ("first run", "rerun")[: 2 if rerun else 1]:
                 work = enrich_customers({"sql_conn_id": conn_id, "source_table": table, "answers_table": answers})
                 timeline = Timeline()
-                with traced(timeline):
+                with traced(timeline, statements=statements):
                     timeline.origin = time.perf_counter()
                     summary = work()
                     total = time.perf_counter() - timeline.origin
@@ -162,10 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warehouse", choices=("postgres", "sqlite", "duckdb"), default="postgres")
     parser.add_argument("--names", default="sample", help="the name distribution of an sqlite or duckdb table "
                         "(benchmarks.distributions: sample, share5, share35)")
+    parser.add_argument("--statements", action="store_true", help="time each SQL statement too (lane stmt)")
     args = parser.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
     trace(args.rows, tuple(args.latency_ms), rerun=args.rerun, workdir=args.workdir, warehouse=args.warehouse,
-          names=args.names)
+          names=args.names, statements=args.statements)
     return 0
 
 
