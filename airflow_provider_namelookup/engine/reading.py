@@ -51,6 +51,7 @@ class PagePlanner:
         self.invalid = InvalidValues(rules.secrets)
         self.looking_up = False
         """Lookups run beside the reading (their progress lines replace the reading's)."""
+        self._ahead: tuple[Sequence[SourceValue], tuple[list[Question], list[str]]] | None = None
 
     def plan_page(self, values: Sequence[SourceValue]) -> tuple[list[Question], list[str]]:
         """Plan a page's values and count them; the page's questions and its hashes new to the run
@@ -67,6 +68,17 @@ class PagePlanner:
             elif self.ledger.add(question.query_hash, question.query.with_id(None), rows=question.rows):
                 new.append(question.query_hash)
         return page, new
+
+    def plan_ahead(self, values: Sequence[SourceValue]) -> None:
+        """Plan the first page now, while the run waits for something else (the statistic call of
+        a first run); :meth:`read` takes the plan instead of planning the page again."""
+        self._ahead = (values, self.plan_page(values))
+
+    def _planned(self, values: Sequence[SourceValue]) -> tuple[list[Question], list[str]]:
+        if self._ahead is not None and self._ahead[0] is values:
+            planned, self._ahead = self._ahead[1], None
+            return planned
+        return self.plan_page(values)
 
     async def find_answered(self, page: list[Question], new: list[str]) -> list[str]:
         """Hand the questions to the cache; mark the new hashes it has an answer for; the others."""
@@ -86,7 +98,7 @@ class PagePlanner:
         claimer at once (then None, when the source is read)."""
         try:
             async for values in pages:
-                page, new = self.plan_page(values)
+                page, new = self._planned(values)
                 if to_claim is not None and (to_ask := await self.find_answered(page, new)):
                     await to_claim.put(to_ask)
                 if not self.looking_up:

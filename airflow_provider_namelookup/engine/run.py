@@ -28,10 +28,10 @@ when the source reads on a connection of its own and a bound on the need fits th
 (:meth:`LookupRun._ask_while_reading`): each page's new queries are claimed and asked as
 soon as the page is planned.
 
-Before step 1 the sink and the cache are looked for; what is missing is made only after the
-account's remaining credits were read (the budget's statistic call, made early), so a wrong
-token fails before any table exists. A run whose sink and cache exist calls the service only
-when it has something to ask.
+Before step 1 the sink and the cache are looked for; what is missing is made once the first
+page is read and the account's remaining credits were read (the budget's statistic call, asked
+before the reading), so a wrong token fails before any table exists. A run whose sink and
+cache exist calls the service only when it has something to ask.
 
 If a lookup fails (credits exhausted, network gone), the answers received are stored,
 the sink is filled with them, the claims are released, and the error is raised: the next
@@ -239,13 +239,25 @@ class LookupRun:
             self.log.info("Source %s is empty: nothing to enrich", self.source.label)
             self.progress.log_summary(self.log)
             return self.progress
-        await self._prepare_sink_and_cache()
-        await self.spending.ask_remaining_ahead()
+        making = await self._look_for_sink_and_cache()
+        if making:
+            await self.spending.will_create()
+        else:
+            await self.spending.ask_remaining_ahead()
         failure: BaseException | None = None
         source_pages = self._pages()
         pages = source_pages
         try:
             first = await anext(pages, None)  # the first page says how many distinct values there are
+            if first is not None:
+                self.planner.plan_ahead(first)  # while the statistic call of a first run is on its way
+            if making:
+                await self._make_sink_and_cache()
+        except BaseException:
+            await source_pages.aclose()  # nothing was made or spent: nothing to finish
+            await self.spending.forget_remaining_ahead()
+            raise
+        try:
             pages = _then(first, source_pages)
             budget = await self.spending.while_reading(len(first) if first is not None else 0)
             if budget is None:
@@ -263,18 +275,20 @@ class LookupRun:
             await self.finisher.finish(failure)
         return self.progress
 
-    async def _prepare_sink_and_cache(self) -> None:
-        """Find the sink and the cache, and make what is missing only once the service took the token.
+    async def _look_for_sink_and_cache(self) -> bool:
+        """Look for the sink and the cache (nothing is written); True when one must be made.
 
-        Both are looked for first (nothing is written). When one is missing (a first run), the
-        account's remaining credits are read before it is made (:meth:`.Spending.before_creating`:
-        the statistic call the budget needs anyway, its answer kept for it): a wrong token fails
-        there, before any table exists. A run whose sink and cache exist asks nothing here (a
-        rerun that needs no lookup sends no request at all); before its first lookup the budget's
-        statistic call checks the token."""
+        What is missing (a first run) is made only once the service took the token
+        (:meth:`_make_sink_and_cache`): the account's remaining credits, the statistic call the
+        budget needs anyway, are asked for now and read before anything is made, so a wrong token
+        fails before any table exists, and the call's round trip overlaps the reading of the first
+        page. A run whose sink and cache exist asks nothing here (a rerun that needs no lookup sends
+        no request at all); before its first lookup the budget's statistic call checks the token."""
         ready = [await self.sink.prepare(create=False), await self.cache.prepare(create=False)]
-        if all(ready) or self.options.plan_only:
-            return
+        return not all(ready) and not self.options.plan_only
+
+    async def _make_sink_and_cache(self) -> None:
+        """Once the statistic call answered (:meth:`.Spending.before_creating`), make what is missing."""
         await self.spending.before_creating()
         await self.sink.prepare(create=True)
         await self.cache.prepare(create=True)

@@ -4,7 +4,7 @@
 Example::
 
     spending = Spending(service, options, cache, source, price=1, log=log)
-    await spending.ask_remaining_ahead()             # on its way while the source is read
+    await spending.will_create()                     # a first run: on its way while the source is read
     budget = await spending.decide(needed=40)        # CreditBudget: allowance, short, limited_by
 """
 
@@ -52,10 +52,20 @@ class Spending:
             self.remaining_credits = await (asked or self.service.remaining_credits())
         return self.remaining_credits
 
+    async def will_create(self) -> None:
+        """The run will make its sink or cache (a table) once its first page is read: start the
+        statistic call now, so that its round trip overlaps the reading (:meth:`before_creating`
+        waits for it)."""
+        if self.options.check_remaining_credits and not self.options.plan_only and self.remaining_credits is None \
+                and self._remaining_asked is None:
+            self._remaining_asked = asyncio.ensure_future(self.service.remaining_credits())
+            await asyncio.sleep(0)  # on its way before the reading takes the loop
+
     async def before_creating(self) -> None:
-        """The run is about to make its sink or cache (a table): read the remaining credits now, so
-        that a wrong token fails before anything is made (the budget uses the answer: no second
-        call). ``check_remaining_credits=False`` skips it: the first lookup then finds the token wrong."""
+        """The run is about to make its sink or cache (a table): have the remaining credits read
+        (asked ahead by :meth:`will_create`), so that a wrong token fails before anything is made
+        (the budget uses the answer: no second call). ``check_remaining_credits=False`` skips it:
+        the first lookup then finds the token wrong."""
         if self.options.check_remaining_credits and not self.options.plan_only:
             await self.remaining()
 
