@@ -3,12 +3,12 @@
 :class:`ConcurrencyLimit` is an AIMD controller with slow start, the rule TCP uses for
 its congestion window, applied to requests instead of packets:
 
-* **slow start**: the limit starts at ``initial`` (32: twice the 16 a hand-written client
-  keeps in flight, so that a first run of a few thousand names is two round trips) and
-  grows by one for each fast, clean answer; above 32 it grows by at most 16 a round trip
-  (*limited slow start*, RFC 3742), so that running into a service's limit costs a few
-  refused requests, not as many as the limit itself. From 32, a run reaches the default
-  ceiling of 64 in two round trips;
+* **slow start**: the limit starts at ``initial`` (64, the default ceiling: a first run of
+  up to 6,400 names is one round trip; the service documents no rate limit, and a 429 or a
+  5xx brings the limit down at once) and grows by one for each fast, clean answer; above 32
+  it grows by at most 16 a round trip (*limited slow start*, RFC 3742), so that running into
+  a service's limit costs a few refused requests, not as many as the limit itself (with a
+  ``max_concurrency`` above 64, a run started at 64 reaches it that way);
 * **additive increase**: after that it grows by ``1 / limit`` per fast, clean answer,
   about one request per round trip;
 * **multiplicative decrease**: an HTTP 429, a 5xx, a timeout or a lost connection
@@ -52,11 +52,11 @@ DEFAULT_MAX_CONCURRENCY = int(CLIENT_DEFAULTS["max_concurrency"])
 """Default ceiling: at a 100 ms round trip, 64 requests in flight are ~640 requests/s,
 about what one client process can drive with httpx; a higher ceiling would buy nothing
 on one worker and would only let a burst hit the service harder."""
-DEFAULT_INITIAL_CONCURRENCY = 32
-"""Where a run starts: twice the 16 in flight a competent hand-written client keeps. Starting at 4
-cost two round trips of creeping (0.2 s of a 1 s run over a WAN); at 16, 7,800 names took three round
-trips, at 32 two: over 80-120 ms the first run went from 1.15x to 1.25x the hand-written DAG's speed
-(median of five, benchmarks/README.md)."""
+DEFAULT_INITIAL_CONCURRENCY = 64
+"""Where a run starts: the default ceiling. Starting at 4 cost two round trips of creeping (0.2 s of
+a 1 s run over a WAN); at 16, 7,800 names took three round trips, at 32 two (issue 23), at 64 one
+wave and a short second one: a first run over a WAN is one statistic round trip and about one wave
+of lookups (issue 33; benchmarks/README.md)."""
 LIMITED_SLOW_START = 32
 """Above this limit slow start adds at most half of it per round trip (RFC 3742's max_ssthresh)."""
 _LATENCY_WINDOW = 100

@@ -55,10 +55,16 @@ def test_slow_start_doubles_the_limit_each_round_trip_up_to_32_then_adds_about_1
     assert sent[-1] == 96 and limit.current == 96 and limit.peak_in_flight == 96
 
 
-def test_by_default_a_run_starts_at_32_and_reaches_64_in_two_round_trips() -> None:
+def test_by_default_a_run_starts_at_the_ceiling_of_64_and_stays_there() -> None:
     clock = Clock()
     limit = ConcurrencyLimit(clock=clock)
-    assert [round_trip(limit, clock) for _ in range(3)] == [32, 48, 64]
+    assert [round_trip(limit, clock) for _ in range(3)] == [64, 64, 64]
+
+
+def test_from_64_a_higher_ceiling_is_reached_by_at_most_16_a_round_trip() -> None:
+    clock = Clock()
+    limit = ConcurrencyLimit(ceiling=128, clock=clock)
+    assert [round_trip(limit, clock) for _ in range(6)] == [64, 80, 96, 112, 128, 128]
 
 
 def test_the_limit_never_passes_the_ceiling_nor_falls_below_one() -> None:
