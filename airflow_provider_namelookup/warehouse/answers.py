@@ -206,8 +206,9 @@ class AnswersTable:
         self._batch = await self.db(self.map.load, load_entries(questions, self._chunks))
 
     async def answered(self, hashes: Collection[str]) -> set[str]:
-        """Which of ``hashes`` (the last registered page's) have a fresh answer."""
-        if not self.exists or not hashes:
+        """Which of ``hashes`` (the last registered page's) have a fresh answer. None in a table
+        this run made (:attr:`fresh`): what another run answers there meanwhile, the claim finds."""
+        if not self.exists or not hashes or self.fresh:
             return set()
         if self.plan_only:
             return await self.db(self._answered_among, list(hashes))

@@ -123,7 +123,8 @@ class ValueMap:
             self.session.execute(statement)
         self.made.append(self.resolved)
         self.staged = True
-        for statement in d.index_temp(self.resolved, self.index, self.raw_columns):
+        covering = ["query_hash", "error", "charge_key", "price_here", *(c.name for c in result_columns(lookup))]
+        for statement in d.index_temp(self.resolved, self.index, self.raw_columns, covering):
             self.session.execute(statement)
         self.session.commit()
 

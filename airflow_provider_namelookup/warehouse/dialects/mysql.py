@@ -84,7 +84,7 @@ class MySqlDialect(WarehouseDialect, name="mysql",
     def drop_table(self, table: str) -> str:
         return f"DROP TEMPORARY TABLE IF EXISTS {table}"
 
-    def index_temp(self, table: str, index: str, columns: Sequence[str]) -> list[str]:
+    def index_temp(self, table: str, index: str, columns: Sequence[str], covering: Sequence[str] = ()) -> list[str]:
         return [f"CREATE INDEX {self.quote(index)} ON {table} ({columns[0]}(191))"]
 
     def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:

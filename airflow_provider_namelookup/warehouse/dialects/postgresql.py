@@ -68,7 +68,7 @@ class PostgresDialect(OnConflictDialect, name="postgresql", sqlglot_name="postgr
     def drop_stage(self, table: str) -> list[str]:
         return [self.drop_table(table)]
 
-    def index_temp(self, table: str, index: str, columns: Sequence[str]) -> list[str]:
+    def index_temp(self, table: str, index: str, columns: Sequence[str], covering: Sequence[str] = ()) -> list[str]:
         return [f"ANALYZE {table} ({', '.join(columns)})"]  # the planner then hashes the small table
 
     def analyze(self, table: str, columns: Sequence[str] = ()) -> list[str]:

@@ -73,10 +73,14 @@ class RunTables(Spelling):
         """Statements that drop a stage table the session does not drop by itself (none by default)."""
         return []
 
-    def index_temp(self, table: str, index: str, columns: Sequence[str]) -> list[str]:
+    def index_temp(self, table: str, index: str, columns: Sequence[str], covering: Sequence[str] = ()) -> list[str]:
         """Statements that make a joined temporary table cheap to join (an index, statistics); none by default.
 
-        Example: ``["CREATE INDEX \"i\" ON \"t\" (raw_name)"]`` (SQLite)."""
+        :param columns: what the join looks the table up by.
+        :param covering: the table's other columns the join reads (an index that holds them too
+            answers the join without a second lookup per row).
+
+        Example: ``["CREATE INDEX \"i\" ON \"t\" (raw_name, raw_country, gender)"]`` (SQLite)."""
         return []
 
     def analyze(self, table: str, columns: Sequence[str] = ()) -> list[str]:
