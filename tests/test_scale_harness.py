@@ -85,6 +85,7 @@ def test_the_deployment_parses_both_dags_with_the_approval_dags_settings(tmp_pat
 
 
 @pytest.mark.database
+@pytest.mark.usefixtures("postgres_warehouse")  # skips, or fails in CI, when PostgreSQL is not reachable
 def test_added_rows_ask_only_queries_the_table_did_not_hold() -> None:
     server, database = PostgresServer(), f"nl_scale_test_{uuid.uuid4().hex[:8]}"
     server.create(database)
