@@ -118,17 +118,24 @@ def _report(result: ScenarioResult) -> None:
 
 
 def _print_logs(deployment: Deployment, results: list[ScenarioResult]) -> None:
-    """The tails of the logs that explain a failure: the components, then the failed task tries."""
+    """The tails of the logs that explain a failure: the components, then the failed task tries.
+
+    The emulator's token is masked: the emulator prints it when it starts (its log's first lines,
+    the whole tail of a quiet emulator), for a person to paste into a connection.
+    """
+    def masked(text: str) -> str:
+        return text.replace(deployment.token, "***")
+
     for name in ("scheduler", *deployment.workers, "api-server", "dag-processor", "emulator", "db-migrate"):
         tail = deployment.processes.tail(name, 25)
         if tail:
-            print(f"----- {deployment.log_dir / (name + '.log')} (last 25 lines) -----\n{tail}", flush=True)
+            print(f"----- {deployment.log_dir / (name + '.log')} (last 25 lines) -----\n{masked(tail)}", flush=True)
     for result in results:
         for attempt in [t for t in result.tries if t.state not in ("success", None)][:4]:
             path = deployment.task_log(result.run_id, attempt, dag_id=result.dag_id)
             if path.exists():
                 lines = path.read_text(errors="replace").splitlines()[-8:]
-                print(f"----- {path} (last 8 lines) -----\n" + "\n".join(lines), flush=True)
+                print(f"----- {path} (last 8 lines) -----\n" + masked("\n".join(lines)), flush=True)
 
 
 if __name__ == "__main__":

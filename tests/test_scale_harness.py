@@ -106,3 +106,16 @@ def test_added_rows_ask_only_queries_the_table_did_not_hold() -> None:
         assert (after.rows, after.distinct_queries) == (540, before.distinct_queries + 40)
     finally:
         server.drop(database)
+
+
+def test_the_logs_printed_on_failure_mask_the_emulators_token(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The emulator prints its token when it starts; a failed run prints the tail of its log."""
+    from scale_test.__main__ import _print_logs
+
+    deployment = Deployment(tmp_path, DeploymentOptions())
+    deployment.log_dir.mkdir(parents=True)
+    (deployment.log_dir / "emulator.log").write_text(f"API token: {deployment.token} (an account)\n")
+    _print_logs(deployment, [])
+    printed = capsys.readouterr().out
+    assert "API token: ***" in printed and deployment.token not in printed
