@@ -127,7 +127,7 @@ bench: $(STAMP)
 
 # A real CeleryExecutor deployment (2 workers, PostgreSQL, Redis db 13) enriching 200,000 rows,
 # then a worker SIGKILLed mid-run, then the approval example with a failed try, its retry and a clear:
-# about 5-6 minutes on 2 cores, hard-stopped at 12 (SIGTERM cleans up).
+# about 3-6 minutes on 2 cores, hard-stopped at 12 (SIGTERM cleans up).
 scale-test: $(SCALE_STAMP)
 	timeout --signal=TERM --kill-after=30 720 $(BIN)/python -m scale_test
 
