@@ -126,9 +126,10 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run
 
 # A real CeleryExecutor deployment (2 workers, PostgreSQL, Redis db 13) enriching 200,000 rows,
-# then a worker SIGKILLed mid-run: about 5 minutes on 2 cores, hard-stopped at 10 (SIGTERM cleans up).
+# then a worker SIGKILLed mid-run, then the approval example with a failed try, its retry and a clear:
+# about 3-6 minutes on 2 cores, hard-stopped at 12 (SIGTERM cleans up).
 scale-test: $(SCALE_STAMP)
-	timeout --signal=TERM --kill-after=30 600 $(BIN)/python -m scale_test
+	timeout --signal=TERM --kill-after=30 720 $(BIN)/python -m scale_test
 
 # The emulator on port 8765 with an account whose token stays the same across restarts, so the
 # Airflow connection it prints at start is pasted once (make emulator EMULATOR_TOKEN=... for another).

@@ -2,7 +2,9 @@
 
 Starts a real Airflow deployment on this machine (:mod:`scale_test.deployment`: the
 CeleryExecutor with two workers, PostgreSQL, Redis, the emulator), runs the two
-scenarios of :mod:`scale_test.scenarios` on a 200,000-row PostgreSQL table, stops
+scenarios of :mod:`scale_test.scenarios` on a 200,000-row PostgreSQL table (**exact**,
+then **kill**), then the **approval** scenario of :mod:`scale_test.approval` (an approved
+spend across a failed try, its retry and a clear, on a 12,000-row table), stops
 everything (also on failure, Ctrl-C or SIGTERM) and checks with ``pgrep`` that nothing
 is left. Logs and ``results.json`` stay in the run directory it prints; on failure the
 tails of the relevant logs are printed. Exit code 0 when every expectation held.
@@ -11,6 +13,7 @@ Example::
 
     make scale-test
     .venv/bin/python -m scale_test --rows 50000 --shards 12 --run-dir /tmp/scale
+    .venv/bin/python -m scale_test --only-approval      # the approval scenario alone
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn
 
+from scale_test.approval import run_approval
 from scale_test.deployment import Deployment, DeploymentOptions
 from scale_test.scenarios import ScenarioResult, run_exact, run_kill
 
@@ -40,9 +44,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shards", type=int, default=8, help="mapped task instances (%(default)s)")
     parser.add_argument("--seed", type=int, default=2026, help="seed of the table's rows (%(default)s)")
     parser.add_argument("--run-dir", type=Path, default=None, help="where logs go (default: a new temp dir)")
-    parser.add_argument("--budget", type=float, default=560.0,
+    parser.add_argument("--approval-rows", type=int, default=12_000,
+                        help="rows of the approval scenario's table (%(default)s)")
+    parser.add_argument("--budget", type=float, default=680.0,
                         help="seconds the whole test may take before it gives up and cleans up (%(default)s)")
     parser.add_argument("--no-kill", action="store_true", help="skip the worker-kill scenario")
+    parser.add_argument("--no-approval", action="store_true", help="skip the approval scenario")
+    parser.add_argument("--only-approval", action="store_true",
+                        help="run the approval scenario alone (no exact, no kill)")
     return parser
 
 
@@ -65,12 +74,17 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         deployment.start(log)
-        results.append(run_exact(deployment, rows=args.rows, shards=args.shards, seed=args.seed,
-                                 timeout=remaining(), log=log))
-        _report(results[-1])
-        if not args.no_kill:
+        if not args.only_approval:
+            results.append(run_exact(deployment, rows=args.rows, shards=args.shards, seed=args.seed,
+                                     timeout=remaining(), log=log))
+            _report(results[-1])
+        if not (args.no_kill or args.only_approval):
             results.append(run_kill(deployment, rows=args.rows, shards=args.shards, seed=args.seed + 1,
                                     timeout=remaining(), log=log))
+            _report(results[-1])
+        if not args.no_approval:
+            results.append(run_approval(deployment, rows=args.approval_rows, seed=args.seed + 2,
+                                        timeout=remaining(), log=log))
             _report(results[-1])
     except BaseException as exc:  # also KeyboardInterrupt and SystemExit: report, then clean up
         error = f"{type(exc).__name__}: {exc}"
@@ -104,17 +118,24 @@ def _report(result: ScenarioResult) -> None:
 
 
 def _print_logs(deployment: Deployment, results: list[ScenarioResult]) -> None:
-    """The tails of the logs that explain a failure: the components, then the failed task tries."""
+    """The tails of the logs that explain a failure: the components, then the failed task tries.
+
+    The emulator's token is masked: the emulator prints it when it starts (its log's first lines,
+    the whole tail of a quiet emulator), for a person to paste into a connection.
+    """
+    def masked(text: str) -> str:
+        return text.replace(deployment.token, "***")
+
     for name in ("scheduler", *deployment.workers, "api-server", "dag-processor", "emulator", "db-migrate"):
         tail = deployment.processes.tail(name, 25)
         if tail:
-            print(f"----- {deployment.log_dir / (name + '.log')} (last 25 lines) -----\n{tail}", flush=True)
+            print(f"----- {deployment.log_dir / (name + '.log')} (last 25 lines) -----\n{masked(tail)}", flush=True)
     for result in results:
         for attempt in [t for t in result.tries if t.state not in ("success", None)][:4]:
-            path = deployment.task_log(result.run_id, attempt)
+            path = deployment.task_log(result.run_id, attempt, dag_id=result.dag_id)
             if path.exists():
                 lines = path.read_text(errors="replace").splitlines()[-8:]
-                print(f"----- {path} (last 8 lines) -----\n" + "\n".join(lines), flush=True)
+                print(f"----- {path} (last 8 lines) -----\n" + masked("\n".join(lines)), flush=True)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,19 @@ its log in ``<run_dir>/logs``):
 2. the **emulator** of the Name Lookup service, one account with plenty of credits;
 3. the **api-server** (REST API, UI and the execution API the tasks talk to);
 4. the **scheduler** (with the CeleryExecutor) and the **dag-processor**, which parses
-   a DAGs folder holding only ``example_dags/namelookup_scale_out.py``;
+   a DAGs folder holding only the two example DAGs the scenarios run (:data:`DAG_FILES`:
+   ``namelookup_scale_out`` and ``namelookup_approved_enrichment``); the scheduler creates
+   no scheduled runs (``[scheduler] use_job_schedule`` off: the approval DAG is
+   ``@daily``), only the runs the scenarios trigger;
 5. **two Celery workers** (``airflow celery worker``), separate processes with their own
    Celery node names, log-server ports and host names, consuming a queue of their own
    on Redis (a database number of its own, 13 by default);
-6. the ``namelookup`` pool, and the DAG unpaused.
+6. the ``namelookup`` pool, and both DAGs unpaused.
+
+The approval DAG reads its settings from the deployment's environment, when it is parsed:
+the auto-approve ceiling (``NAMELOOKUP_AUTO_APPROVE_CEILING``, low, so a plan needs a
+person), the warehouse connection and the table; and it runs with ``[core]
+default_task_retries`` (one retry) as it sets none of its own (the scale-out DAG sets 3).
 
 :meth:`Deployment.stop` stops every process group, checks with ``pgrep`` that nothing
 is left, drops both databases and deletes the run's Redis keys.
@@ -23,6 +31,8 @@ Example::
         run_id = deployment.trigger({"table": "customers", "shards": 8})
         deployment.wait_for_run(run_id, timeout=300)
         deployment.task_tries(run_id)        # every try, with the host it ran on
+        run_id = deployment.trigger({}, dag_id=APPROVAL_DAG_ID)
+        deployment.answer_approval(run_id, "approve", "Approve", dag_id=APPROVAL_DAG_ID)
 """
 
 from __future__ import annotations
@@ -50,8 +60,11 @@ from scale_test.processes import Processes
 from scale_test.warehouse import PostgresServer, Warehouse
 
 ROOT = Path(__file__).resolve().parent.parent
-DAG_FILE = ROOT / "example_dags" / "namelookup_scale_out.py"
 DAG_ID = "namelookup_scale_out"
+APPROVAL_DAG_ID = "namelookup_approved_enrichment"
+DAG_FILES = {dag_id: ROOT / "example_dags" / f"{dag_id}.py" for dag_id in (DAG_ID, APPROVAL_DAG_ID)}
+"""The DAGs deployed (copied from this tree's ``example_dags``), by their ids (each file is named after its DAG)."""
+CUSTOMERS_TABLE = "customers"
 POOL = "namelookup"
 WAREHOUSE_CONN_ID = "namelookup_warehouse"
 TERMINAL_RUN_STATES = {"success", "failed"}
@@ -68,6 +81,9 @@ class DeploymentOptions:
     :param heartbeat_timeout: seconds without a heartbeat before the scheduler fails a task try
         (``[scheduler] task_instance_heartbeat_timeout``; Airflow's default is 300).
     :param retry_delay: seconds before a failed try is retried (``[core] default_task_retry_delay``).
+    :param retries: retries of a task that sets none (``[core] default_task_retries``): the approval DAG's.
+    :param auto_approve_ceiling: the approval DAG's ``NAMELOOKUP_AUTO_APPROVE_CEILING``: plans of this many
+        credits or more wait for a person.
     :param credits: credits of the emulator account.
     """
 
@@ -77,6 +93,8 @@ class DeploymentOptions:
     redis_db: int = 13
     heartbeat_timeout: int = 30
     retry_delay: int = 5
+    retries: int = 1
+    auto_approve_ceiling: int = 100
     credits: int = 10_000_000
 
 
@@ -178,6 +196,9 @@ class Deployment:
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
             "AIRFLOW__CORE__HOSTNAME_CALLABLE": "scale_test.hostname.worker_hostname",
             "AIRFLOW__CORE__DEFAULT_TASK_RETRY_DELAY": str(self.options.retry_delay),
+            "AIRFLOW__CORE__DEFAULT_TASK_RETRIES": str(self.options.retries),
+            # Only triggered runs: unpausing the @daily approval DAG would otherwise start a scheduled run.
+            "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False",
             "AIRFLOW__CELERY__BROKER_URL": self.broker_url,
             "AIRFLOW__CELERY__RESULT_BACKEND": "db+" + self.server.sqlalchemy_url(self.meta_db, "postgresql"),
             "AIRFLOW__CELERY__WORKER_PREFETCH_MULTIPLIER": "1",
@@ -189,6 +210,10 @@ class Deployment:
             "AIRFLOW_CONN_NAMELOOKUP_DEFAULT": (
                 f'{{"conn_type": "namelookup", "host": "{self.emulator_url}", "password": "{self.token}"}}'),
             f"AIRFLOW_CONN_{WAREHOUSE_CONN_ID.upper()}": self.server.airflow_connection(self.warehouse_db),
+            # Read by the approval DAG when it is parsed (a trigger's conf cannot raise the ceiling).
+            "NAMELOOKUP_AUTO_APPROVE_CEILING": str(self.options.auto_approve_ceiling),
+            "NAMELOOKUP_WAREHOUSE_CONN_ID": WAREHOUSE_CONN_ID,
+            "NAMELOOKUP_CUSTOMERS_TABLE": CUSTOMERS_TABLE,
         }
 
     # start and stop --------------------------------------------------------------------------
@@ -205,7 +230,8 @@ class Deployment:
     def _start(self, log: Callable[[str], None]) -> None:
         for folder in (self.home, self.dags, self.log_dir):
             folder.mkdir(parents=True, exist_ok=True)
-        shutil.copy(DAG_FILE, self.dags / DAG_FILE.name)
+        for dag_file in DAG_FILES.values():
+            shutil.copy(dag_file, self.dags / dag_file.name)
         for database in (self.meta_db, self.warehouse_db):
             self.server.create(database)
             self._created.append(database)
@@ -241,11 +267,13 @@ class Deployment:
         for name in self.workers:
             wait_for(functools.partial(self._worker_ready, name), timeout=120, what=f"Celery {name}", check=check,
                      interval=1)
-        wait_for(lambda: self.api("GET", f"/api/v2/dags/{DAG_ID}", allow=(404,)) is not None, timeout=120,
-                 what=f"the dag-processor to parse {DAG_ID}", check=check, interval=1)
+        for dag_id in DAG_FILES:
+            wait_for(functools.partial(self._parsed, dag_id), timeout=120,
+                     what=f"the dag-processor to parse {dag_id}", check=check, interval=1)
         self.api("POST", "/api/v2/pools", json={"name": POOL, "slots": self.options.pool_slots,
                                                "description": "Name Lookup API calls"})
-        self.api("PATCH", f"/api/v2/dags/{DAG_ID}", json={"is_paused": False})
+        for dag_id in DAG_FILES:
+            self.api("PATCH", f"/api/v2/dags/{dag_id}", json={"is_paused": False})
         log(f"all up in {time.monotonic() - started:.0f} s after the migration began; pool {POOL!r} has "
             f"{self.options.pool_slots} slots")
 
@@ -307,27 +335,56 @@ class Deployment:
     def _worker_ready(self, name: str) -> bool:
         return " ready." in self.processes.tail(name, 400)  # Celery logs "celery@<node> ready."
 
+    def _parsed(self, dag_id: str) -> bool:
+        """Whether ``dag_id`` is known; an import error of its file fails at once, naming it."""
+        if self.api("GET", f"/api/v2/dags/{dag_id}", allow=(404,)) is not None:
+            return True
+        errors = self.api("GET", "/api/v2/importErrors")["import_errors"]
+        broken = [e for e in errors if Path(str(e.get("filename"))).name == DAG_FILES[dag_id].name]
+        if broken:
+            raise RuntimeError(f"{DAG_FILES[dag_id].name} does not import: {broken[0].get('stack_trace', '')[-800:]}")
+        return False
+
     def _components_healthy(self) -> bool:
         health = httpx.get(f"{self.api_url}/api/v2/monitor/health", timeout=10).json()
         return all((health.get(part) or {}).get("status") == "healthy"
                    for part in ("metadatabase", "scheduler", "dag_processor"))
 
-    def trigger(self, conf: dict[str, Any]) -> str:
-        """Start a run of the scale-out DAG; its run id."""
-        run = self.api("POST", f"/api/v2/dags/{DAG_ID}/dagRuns", json={"logical_date": None, "conf": conf})
+    def trigger(self, conf: dict[str, Any], *, dag_id: str = DAG_ID) -> str:
+        """Start a run of ``dag_id`` (the scale-out DAG by default); its run id."""
+        run = self.api("POST", f"/api/v2/dags/{dag_id}/dagRuns", json={"logical_date": None, "conf": conf})
         return str(run["dag_run_id"])
 
-    def run_state(self, run_id: str) -> str:
-        return str(self.api("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}")["state"])
+    def run_state(self, run_id: str, *, dag_id: str = DAG_ID) -> str:
+        return str(self.api("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}")["state"])
 
-    def wait_for_run(self, run_id: str, timeout: float) -> str:
+    def wait_for_run(self, run_id: str, timeout: float, *, dag_id: str = DAG_ID) -> str:
         """Wait until the run succeeds or fails; its final state."""
-        return str(wait_for(lambda: (state := self.run_state(run_id)) in TERMINAL_RUN_STATES and state,
-                            timeout=timeout, what=f"DAG run {run_id}", interval=2))
+        return str(wait_for(lambda: (state := self.run_state(run_id, dag_id=dag_id)) in TERMINAL_RUN_STATES and state,
+                            timeout=timeout, what=f"DAG run {run_id} of {dag_id}", interval=2))
+
+    def approval_request(self, run_id: str, task_id: str, *, dag_id: str = DAG_ID) -> dict[str, Any] | None:
+        """The human-in-the-loop request of a task instance (``GET .../hitlDetails``), None before it asks."""
+        return self.api("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/-1/hitlDetails",
+                        allow=(404,))
+
+    def answer_approval(self, run_id: str, task_id: str, option: str, *, dag_id: str = DAG_ID) -> dict[str, Any]:
+        """Answer a task's human-in-the-loop request with ``option`` (e.g. ``Approve``), as the Required
+        Actions page does (``PATCH .../taskInstances/{task_id}/-1/hitlDetails``); the recorded answer."""
+        return dict(self.api("PATCH", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/-1/hitlDetails",
+                             json={"chosen_options": [option]}))
+
+    def clear_task(self, run_id: str, task_id: str, *, dag_id: str = DAG_ID) -> list[dict[str, Any]]:
+        """Clear one task instance of a finished run, as "Clear" in the UI does (not a dry run; the run is
+        set running again); the task instances cleared."""
+        cleared = self.api("POST", f"/api/v2/dags/{dag_id}/clearTaskInstances",
+                           json={"dry_run": False, "dag_run_id": run_id, "task_ids": [task_id],
+                                 "only_failed": False, "reset_dag_runs": True})
+        return list(cleared["task_instances"])
 
     # the metadata database and the emulator -----------------------------------------------------
 
-    def task_tries(self, run_id: str) -> list[TaskTry]:
+    def task_tries(self, run_id: str, *, dag_id: str = DAG_ID) -> list[TaskTry]:
         """Every try of every task instance of the run (earlier tries from ``task_instance_history``)."""
         conn = self.server.connect(self.meta_db)
         try:
@@ -336,29 +393,29 @@ class Deployment:
                             "WHERE dag_id = %(dag)s AND run_id = %(run)s UNION ALL "
                             "SELECT task_id, map_index, try_number, state, hostname FROM task_instance_history "
                             "WHERE dag_id = %(dag)s AND run_id = %(run)s ORDER BY 1, 2, 3",
-                            {"dag": DAG_ID, "run": run_id})
+                            {"dag": dag_id, "run": run_id})
                 return [TaskTry(*row) for row in cur.fetchall()]
         finally:
             conn.close()
 
-    def xcom(self, run_id: str, task_id: str, map_index: int = -1) -> Any:
+    def xcom(self, run_id: str, task_id: str, map_index: int = -1, *, dag_id: str = DAG_ID) -> Any:
         """The ``return_value`` XCom of a task instance (its last try), or None."""
-        entry = self.api("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances/{task_id}/xcomEntries/"
+        entry = self.api("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/xcomEntries/"
                          f"return_value?map_index={map_index}", allow=(404,))
         value = None if entry is None else entry.get("value")
         return json.loads(value) if isinstance(value, str) else value  # stored as JSON; a string holds JSON text
 
-    def task_log(self, run_id: str, attempt: TaskTry) -> Path:
+    def task_log(self, run_id: str, attempt: TaskTry, *, dag_id: str = DAG_ID) -> Path:
         """Where the log of one try is written (``[logging] base_log_folder``'s default layout)."""
         index = f"map_index={attempt.map_index}" if attempt.map_index >= 0 else ""
-        return (self.home / "logs" / f"dag_id={DAG_ID}" / f"run_id={run_id}" / f"task_id={attempt.task_id}" / index
+        return (self.home / "logs" / f"dag_id={dag_id}" / f"run_id={run_id}" / f"task_id={attempt.task_id}" / index
                 / f"attempt={attempt.try_number}.log")
 
-    def usage_of(self, task_id: str) -> dict[str, Any]:
+    def usage_of(self, task_id: str, *, dag_id: str = DAG_ID) -> dict[str, Any]:
         """What the credits view's API (``GET /namelookup/api/usage``, served by the api-server's
-        plugin from the workers' usage records) says ``task_id`` of the scale-out DAG spent today."""
+        plugin from the workers' usage records) says ``task_id`` of ``dag_id`` spent today."""
         report = self.api("GET", "/namelookup/api/usage?days=1")
-        rows = [t for t in report["tasks"] if t["dag_id"] == DAG_ID and t["task_id"] == task_id]
+        rows = [t for t in report["tasks"] if t["dag_id"] == dag_id and t["task_id"] == task_id]
         return rows[0] if rows else {"credits_used": 0, "requests": 0, "tries": 0}
 
     def emulator_stats(self) -> dict[str, Any]:

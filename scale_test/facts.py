@@ -11,6 +11,8 @@ Example::
     >>> facts = count_queries([("Anna", "DE"), ("anna ", "de"), ("", None), ("Anna", None)])
     >>> facts.rows, facts.invalid_rows, facts.distinct_queries
     (4, 1, 2)
+    >>> query_key("anna ", "de") == query_key("Anna", "DE"), query_key("", None)
+    (True, None)
 """
 
 from __future__ import annotations
@@ -40,6 +42,14 @@ class QueryFacts:
         return asdict(self)
 
 
+def query_key(name: Any, country: Any) -> str | None:
+    """The normalised gender query's ``cache_key`` of one row, None when the row breaks a rule."""
+    try:
+        return validate_query({"first_name": name, "country": country}).cache_key
+    except NameLookupValidationError:
+        return None
+
+
 def count_queries(pairs: Iterable[tuple[Any, Any]]) -> QueryFacts:
     """Count the rows, invalid rows and distinct valid gender queries of ``(name, country)`` pairs."""
     rows = invalid = 0
@@ -48,10 +58,7 @@ def count_queries(pairs: Iterable[tuple[Any, Any]]) -> QueryFacts:
     for pair in pairs:
         rows += 1
         if pair not in verdicts:
-            try:
-                verdicts[pair] = validate_query({"first_name": pair[0], "country": pair[1]}).cache_key
-            except NameLookupValidationError:
-                verdicts[pair] = None
+            verdicts[pair] = query_key(*pair)
         key = verdicts[pair]
         if key is None:
             invalid += 1

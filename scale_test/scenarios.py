@@ -1,4 +1,6 @@
-"""The two runs of the scale test and what each must prove.
+"""The two runs of the scale-out DAG in the scale test, what each must prove, and what every
+scenario reports (:class:`ScenarioResult`; the third scenario, **approval**, is in
+:mod:`scale_test.approval`).
 
 **exact**: the scale-out DAG enriches a fresh table through ``shards`` mapped task
 instances on both workers. Every row must be enriched exactly once, the emulator must
@@ -39,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow_provider_namelookup.hooks.concurrency import DEFAULT_INITIAL_CONCURRENCY
-from scale_test.deployment import Deployment, TaskTry, wait_for
+from scale_test.deployment import DAG_ID, Deployment, TaskTry, wait_for
 from scale_test.facts import QueryFacts
 from scale_test.warehouse import TargetCheck
 
@@ -72,6 +74,8 @@ class ScenarioResult:
     tries: list[TaskTry] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
+    dag_id: str = DAG_ID
+    enrich_task: str = ENRICH_TASK
 
     def expect(self, condition: bool, message: str) -> None:
         if not condition:
@@ -83,9 +87,9 @@ class ScenarioResult:
 
     def figures(self) -> dict[str, Any]:
         """The run's measured figures, JSON-ready."""
-        enrich = [t for t in self.tries if t.task_id == ENRICH_TASK]
+        enrich = [t for t in self.tries if t.task_id == self.enrich_task]
         return {
-            "scenario": self.name, "run_id": self.run_id, "state": self.state, "rows": self.rows,
+            "scenario": self.name, "dag_id": self.dag_id, "run_id": self.run_id, "state": self.state, "rows": self.rows,
             "mapped_task_instances": len({t.map_index for t in enrich}),
             "wall_seconds": round(self.seconds, 1),
             "rows_per_second": round(self.rows / self.seconds) if self.seconds else None,
@@ -110,7 +114,7 @@ def run_exact(deployment: Deployment, *, rows: int, shards: int, seed: int, time
     result.run_id = deployment.trigger({"table": "customers", "shards": shards})
     result.state = deployment.wait_for_run(result.run_id, timeout)
     result.seconds = time.monotonic() - started
-    _collect(deployment, result)
+    collect(deployment, result)
     _expect_complete(deployment, result)
     hosts = {t.hostname for t in result.tries if t.task_id == ENRICH_TASK}
     result.expect(set(deployment.workers) <= hosts,
@@ -148,7 +152,7 @@ def run_kill(deployment: Deployment, *, rows: int, shards: int, seed: int, timeo
             """Shards running on the victim that have logged their plan: their lookups are under way."""
             running = [t for t in deployment.task_tries(result.run_id)
                        if t.task_id == ENRICH_TASK and t.state == "running" and t.hostname == victim]
-            return [t.map_index for t in running if PLAN_LOGGED in _read(deployment.task_log(result.run_id, t))]
+            return [t.map_index for t in running if PLAN_LOGGED in read_log(deployment.task_log(result.run_id, t))]
 
         running = wait_for(victim_is_looking_up, timeout=timeout / 2, interval=0.3,
                            what=f"a shard on {victim} to start its lookups")
@@ -164,7 +168,7 @@ def run_kill(deployment: Deployment, *, rows: int, shards: int, seed: int, timeo
     finally:
         deployment.set_emulator_faults({})
     result.seconds = time.monotonic() - started
-    _collect(deployment, result)
+    collect(deployment, result)
     _expect_complete(deployment, result)
 
     enrich = [t for t in result.tries if t.task_id == ENRICH_TASK]
@@ -208,15 +212,17 @@ def _open_requests(stats: dict[str, Any]) -> int:
     return int(stats["requests"]) - sum(int(n) for n in stats["responses_by_status"].values())
 
 
-def _read(path: Path) -> str:
+def read_log(path: Path) -> str:
+    """The text of a task try's log, ``""`` while it does not exist."""
     try:
         return path.read_text(errors="replace")
     except FileNotFoundError:
         return ""
 
 
-def _collect(deployment: Deployment, result: ScenarioResult) -> None:
-    result.tries = deployment.task_tries(result.run_id)
+def collect(deployment: Deployment, result: ScenarioResult) -> None:
+    """Read the run's tries, the emulator's counters and the target into ``result``."""
+    result.tries = deployment.task_tries(result.run_id, dag_id=result.dag_id)
     result.stats = deployment.emulator_stats()
     result.check = deployment.warehouse.check()
 

@@ -2,8 +2,10 @@
 
 The warehouse holds ``customers(customer_id, first_name, country)`` filled from
 :func:`~namelookup_emulator.sample.customer_rows` (real name
-frequencies, about 1% invalid rows) with ``COPY``; :meth:`Warehouse.check` reads
-what the enrichment left in ``customers_gender``, by SQL alone.
+frequencies, about 1% invalid rows) with ``COPY``; :meth:`Warehouse.add_new_queries`
+appends rows whose queries the table did not hold yet (names of the emulator's data
+that no row asks about); :meth:`Warehouse.check` reads what the enrichment left in
+``customers_gender``, by SQL alone.
 
 Example::
 
@@ -11,6 +13,7 @@ Example::
     server.create("nl_scale_wh_1a2b3c4d")
     house = Warehouse(server, "nl_scale_wh_1a2b3c4d")
     facts = house.fill(200_000, seed=2026)          # QueryFacts: what a correct run pays
+    house.add_new_queries(300)                      # 300 more rows, each a query not asked before
     house.check()                                   # TargetCheck: rows missing, statuses, credits
     server.drop("nl_scale_wh_1a2b3c4d")
 """
@@ -25,8 +28,9 @@ from typing import Any
 import psycopg2
 from psycopg2 import sql
 
+from namelookup_emulator.names import load_names
 from namelookup_emulator.sample import customer_rows
-from scale_test.facts import QueryFacts, count_queries
+from scale_test.facts import QueryFacts, count_queries, query_key
 
 SOURCE_TABLE = "customers"
 TARGET_TABLE = "customers_gender"
@@ -123,6 +127,32 @@ class Warehouse:
         finally:
             conn.close()
         return count_queries((name, country) for _, name, country in generated)
+
+    def add_new_queries(self, count: int) -> QueryFacts:
+        """Append ``count`` rows after the last ``customer_id``, each asking about a name of the emulator's
+        data (without a country) that no row of the table asks about yet; what they add to the bill."""
+        conn = self.server.connect(self.database)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f"SELECT first_name, country FROM {SOURCE_TABLE}")
+                known = {query_key(name, country) for name, country in cur.fetchall()}
+                added: list[tuple[str, None]] = []
+                for entry in load_names().entries():
+                    if len(added) == count:
+                        break
+                    key = query_key(entry.name, None)
+                    if key is not None and key not in known:
+                        known.add(key)
+                        added.append((entry.name, None))
+                if len(added) < count:
+                    raise ValueError(f"the emulator's data has only {len(added)} names no row asks about")
+                cur.execute(f"SELECT COALESCE(MAX(customer_id), 0) FROM {SOURCE_TABLE}")
+                first = int(cur.fetchone()[0]) + 1
+                cur.executemany(f"INSERT INTO {SOURCE_TABLE} (customer_id, first_name, country) VALUES (%s, %s, %s)",
+                                [(first + offset, name, country) for offset, (name, country) in enumerate(added)])
+        finally:
+            conn.close()
+        return count_queries(added)
 
     def check(self) -> TargetCheck:
         """Compare ``customers_gender`` with ``customers`` (an absent target counts as empty)."""

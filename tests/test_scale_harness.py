@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules, plan_name
 from namelookup_emulator.sample import customer_rows
+from scale_test.deployment import APPROVAL_DAG_ID, DAG_FILES, Deployment, DeploymentOptions
 from scale_test.facts import count_queries
 from scale_test.hostname import HOSTNAME_ENV, worker_hostname
 from scale_test.processes import Processes
+from scale_test.warehouse import SOURCE_TABLE, PostgresServer, Warehouse
 
 
 def test_independent_count_agrees_with_the_plan_step() -> None:
@@ -66,3 +69,53 @@ def test_check_alive_names_a_dead_process(tmp_path: Path) -> None:
         procs.started["quitter"].popen.wait()
         with pytest.raises(RuntimeError, match=r"quitter \(code 3\)"):
             procs.check_alive()
+
+
+def test_the_deployment_parses_both_dags_with_the_approval_dags_settings(tmp_path: Path) -> None:
+    """Each deployed file holds the DAG it is named after, and the environment every process shares
+    gives the approval DAG a low ceiling, its table and a retry (it sets none itself), and no scheduled runs."""
+    for dag_id, path in DAG_FILES.items():
+        assert f'dag_id="{dag_id}"' in path.read_text()
+    assert "retries" not in DAG_FILES[APPROVAL_DAG_ID].read_text()  # [core] default_task_retries applies
+    env = Deployment(tmp_path, DeploymentOptions(auto_approve_ceiling=7)).env()
+    assert env["NAMELOOKUP_AUTO_APPROVE_CEILING"] == "7"
+    assert env["NAMELOOKUP_CUSTOMERS_TABLE"] == SOURCE_TABLE and env["NAMELOOKUP_WAREHOUSE_CONN_ID"]
+    assert env["AIRFLOW__CORE__DEFAULT_TASK_RETRIES"] == "1"
+    assert env["AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE"] == "False"
+
+
+@pytest.mark.database
+@pytest.mark.usefixtures("postgres_warehouse")  # skips, or fails in CI, when PostgreSQL is not reachable
+def test_added_rows_ask_only_queries_the_table_did_not_hold() -> None:
+    server, database = PostgresServer(), f"nl_scale_test_{uuid.uuid4().hex[:8]}"
+    server.create(database)
+    try:
+        house = Warehouse(server, database)
+        before = house.fill(500, seed=5)
+        added = house.add_new_queries(40)
+        assert (added.rows, added.invalid_rows, added.distinct_queries) == (40, 0, 40)
+        conn = server.connect(database)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f"SELECT first_name, country FROM {SOURCE_TABLE}")
+                after = count_queries(cur.fetchall())
+                cur.execute(f"SELECT MIN(customer_id), MAX(customer_id) FROM {SOURCE_TABLE}")
+                assert cur.fetchone() == (1, 540)
+        finally:
+            conn.close()
+        assert (after.rows, after.distinct_queries) == (540, before.distinct_queries + 40)
+    finally:
+        server.drop(database)
+
+
+def test_the_logs_printed_on_failure_mask_the_emulators_token(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The emulator prints its token when it starts; a failed run prints the tail of its log."""
+    from scale_test.__main__ import _print_logs
+
+    deployment = Deployment(tmp_path, DeploymentOptions())
+    deployment.log_dir.mkdir(parents=True)
+    (deployment.log_dir / "emulator.log").write_text(f"API token: {deployment.token} (an account)\n")
+    _print_logs(deployment, [])
+    printed = capsys.readouterr().out
+    assert "API token: ***" in printed and deployment.token not in printed
