@@ -322,14 +322,14 @@ class AnswersTable:
         return await self.session.run_reconnecting(self._store, answers)
 
     def _store(self, answers: Mapping[str, Result]) -> set[str]:
-        sent = self.session.statements
+        sent = self.session.own_statements
         rows = [(h, *result_values(self.lookup, result)) for h, result in answers.items()]
         try:
             kept = self.incoming.write(rows, result_columns(self.lookup), owner=self.owner, stamp=time.time(),
                                        credits=self.lookup.credits_per_query, paid_for=self.paid_for)
             self.session.commit()
         finally:
-            self.store_statements += self.session.statements - sent
+            self.store_statements += self.session.own_statements - sent
         return kept
 
     # The end -------------------------------------------------------------------------------------------------

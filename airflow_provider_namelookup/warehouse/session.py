@@ -51,7 +51,10 @@ class WarehouseSession:
     def __init__(self, hook: Any, dialect: WarehouseDialect | None = None) -> None:
         self.hook = hook
         self.dialect = dialect or dialect_for(hook)
-        self.statements = 0
+        self.own_statements = 0
+        """Statements sent on this session's connection (only its thread counts them)."""
+        self.sibling_statements = 0
+        """Statements its siblings (:meth:`sibling`) sent, counted for the run when they are done."""
         self._on_lost: list[Callable[[], None]] = []
         self.lost: WarehouseConnectionLost | None = None
         """Set once the connection was lost: the run's temporary tables are gone."""
@@ -136,9 +139,19 @@ class WarehouseSession:
     def cursor(self) -> Any:
         return self.conn.cursor()
 
+    @property
+    def statements(self) -> int:
+        """Every statement of the run: this connection's and its siblings'."""
+        return self.own_statements + self.sibling_statements
+
     def count(self, statements: int = 1) -> None:
         """Count statements sent by a dialect's own cursor work."""
-        self.statements += statements
+        self.own_statements += statements
+
+    def count_sibling(self, sibling: WarehouseSession) -> None:
+        """Count for the run what a sibling's connection sent (apart from :attr:`own_statements`,
+        which a step on this session's thread may be measuring while the sibling finishes)."""
+        self.sibling_statements += sibling.statements
 
     def _cursor_call(self, work: Callable[[Any], T]) -> T:
         cursor = None

@@ -234,7 +234,7 @@ class TableQuestions:
                     yield values
         finally:
             await asyncio.get_running_loop().run_in_executor(None, reader.shutdown)
-            self.session.count(reader.statements)
+            self.session.count_sibling(reader)
 
     def _values(self, batch: list[tuple[Any, ...]]) -> list[SourceValue]:
         country = self.source.country_column is not None
