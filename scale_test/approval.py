@@ -45,11 +45,12 @@ from scale_test.scenarios import ScenarioResult, collect, read_log
 ENRICH = "enrich"
 APPROVE = "approve"
 LATENCY_MS = (200, 500)
-"""The emulator's added latency while the first try looks up, so that the errors start while it spends: the
-first answers come after 200 ms, and the rest of its first window of requests (32 × 100 queries) are still
-waiting when the errors are switched on a poll later (at 100-300 ms the first try had 4,100 of 5,718 credits
-charged by then, too near the whole). The errors come without it: a try whose every request fails ends
-after its client's retries, about 10 s instead of 45 s at this latency."""
+"""The emulator's added latency while the first try looks up, so that the errors start while it spends:
+the first answers come after 200 ms, and the rest of its first window of requests (all of them, at 64
+in flight) are still waiting when the errors are switched on a poll later (the emulator draws a fault
+after the latency; at 100-300 ms the first try had 4,100 of 5,718 credits charged by then, too near the
+whole). The errors come without it: a try whose every request fails ends after its client's retries,
+about 10 s instead of 45 s at this latency."""
 ADDED_BEFORE_RETRY = 300
 """Rows with new names added after the first try failed: the retry needs more than the approval has left."""
 ADDED_BEFORE_CLEAR = 200
