@@ -3,12 +3,14 @@
 :class:`ConcurrencyLimit` is an AIMD controller with slow start, the rule TCP uses for
 its congestion window, applied to requests instead of packets:
 
-* **slow start**: the limit starts at ``initial`` (64, the default ceiling: a first run of
-  up to 6,400 names is one round trip; the service documents no rate limit, and a 429 or a
-  5xx brings the limit down at once) and grows by one for each fast, clean answer; above 32
-  it grows by at most 16 a round trip (*limited slow start*, RFC 3742), so that running into
-  a service's limit costs a few refused requests, not as many as the limit itself (with a
-  ``max_concurrency`` above 64, a run started at 64 reaches it that way);
+* **slow start**: the limit starts at ``initial`` (32: twice the 16 a hand-written client
+  keeps in flight, so that a first run of a few thousand names is two round trips), or at 64
+  once a lone request (the statistic call before the lookups) showed the service to be 40 ms
+  or more away (:meth:`ConcurrencyLimit.far_away`: up to 6,400 names are then one wave), and
+  grows by one for each fast, clean answer; above 32 it grows by at most 16 a round trip
+  (*limited slow start*, RFC 3742), so that running into a service's limit costs a few
+  refused requests, not as many as the limit itself. From 32, a run reaches the default
+  ceiling of 64 in two round trips;
 * **additive increase**: after that it grows by ``1 / limit`` per fast, clean answer,
   about one request per round trip;
 * **multiplicative decrease**: an HTTP 429, a 5xx, a timeout or a lost connection
@@ -52,11 +54,18 @@ DEFAULT_MAX_CONCURRENCY = int(CLIENT_DEFAULTS["max_concurrency"])
 """Default ceiling: at a 100 ms round trip, 64 requests in flight are ~640 requests/s,
 about what one client process can drive with httpx; a higher ceiling would buy nothing
 on one worker and would only let a burst hit the service harder."""
-DEFAULT_INITIAL_CONCURRENCY = 64
-"""Where a run starts: the default ceiling. Starting at 4 cost two round trips of creeping (0.2 s of
-a 1 s run over a WAN); at 16, 7,800 names took three round trips, at 32 two (issue 23), at 64 one
-wave and a short second one: a first run over a WAN is one statistic round trip and about one wave
-of lookups (issue 33; benchmarks/README.md)."""
+DEFAULT_INITIAL_CONCURRENCY = 32
+"""Where a run starts near its service: twice the 16 in flight a competent hand-written client keeps.
+Starting at 4 cost two round trips of creeping (0.2 s of a 1 s run over a WAN); at 16, 7,800 names
+took three round trips, at 32 two (issue 23). A far service starts at :data:`FAR_START`."""
+FAR_START = 64
+"""Where a run starts once a service answered from :data:`FAR_ROUND_TRIP` or further (its statistic
+call, sent before any lookup): over 80-120 ms a first run of 7,800 names took 0.71 s from 64 and
+0.82 s from 32 (a window of 32 leaves the link idle for a round trip); on loopback, where the
+service's work is the limit, a 1M-row run took 6.1 s from 64 and 5.5 s from 32 (issue 33)."""
+FAR_ROUND_TRIP = 0.04
+"""Seconds of a lone request's round trip from which a service counts as far away: above loopback's
+milliseconds even on a busy machine, below a WAN's tens of milliseconds."""
 LIMITED_SLOW_START = 32
 """Above this limit slow start adds at most half of it per round trip (RFC 3742's max_ssthresh)."""
 _LATENCY_WINDOW = 100
@@ -187,6 +196,22 @@ class ConcurrencyLimit:
             self._back_off(ticket)
         if retry_after is not None and retry_after > 0:
             self.paused_until = max(self.paused_until, now + retry_after)
+
+    def far_away(self, round_trip: float) -> bool:
+        """A lone request came back cleanly after ``round_trip`` seconds: from a service
+        :data:`FAR_ROUND_TRIP` or more away, a run still in slow start goes on from :data:`FAR_START`
+        (at most the ceiling). Whether it did.
+
+        Example::
+
+            >>> limit = ConcurrencyLimit(ceiling=64, initial=32)
+            >>> limit.far_away(0.1), limit.current
+            (True, 64)
+        """
+        if round_trip < FAR_ROUND_TRIP or not self.slow_start or self.limit >= FAR_START:
+            return False
+        self.limit = float(min(self.ceiling, FAR_START))
+        return True
 
     def cancel(self, ticket: Ticket) -> None:
         """Give the slot back without an answer (the request was cancelled)."""

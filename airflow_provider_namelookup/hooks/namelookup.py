@@ -80,7 +80,7 @@ from airflow_provider_namelookup.api import (
     single_gender_call,
     statistic_call,
 )
-from airflow_provider_namelookup.contract import DEFAULT_BASE_URL, LookupKind
+from airflow_provider_namelookup.contract import DEFAULT_BASE_URL, STATISTIC_PATH, LookupKind
 from airflow_provider_namelookup.engine.ports import NetworkState, Result
 from airflow_provider_namelookup.errors import (
     NameLookupAuthError,
@@ -579,9 +579,12 @@ class NameLookupAsyncHook(_NameLookupBase):
             raise
         finally:
             lanes.busy[lane] -= 1
-        self.counters.sent(request.path, response.status_code, time.monotonic() - started)
+        round_trip = time.monotonic() - started
+        self.counters.sent(request.path, response.status_code, round_trip)
         outcome, retry_after = _outcome(response)
         gate.release(ticket, outcome, retry_after=retry_after)
+        if request.path == STATISTIC_PATH and outcome is Outcome.OK:  # a lone request, sent before the lookups
+            gate.limit.far_away(round_trip)
         return _raw(response)
 
     async def run(self, steps: Steps) -> Any:

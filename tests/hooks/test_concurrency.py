@@ -55,16 +55,28 @@ def test_slow_start_doubles_the_limit_each_round_trip_up_to_32_then_adds_about_1
     assert sent[-1] == 96 and limit.current == 96 and limit.peak_in_flight == 96
 
 
-def test_by_default_a_run_starts_at_the_ceiling_of_64_and_stays_there() -> None:
+def test_by_default_a_run_starts_at_32_and_reaches_64_in_two_round_trips() -> None:
     clock = Clock()
     limit = ConcurrencyLimit(clock=clock)
-    assert [round_trip(limit, clock) for _ in range(3)] == [64, 64, 64]
+    assert [round_trip(limit, clock) for _ in range(3)] == [32, 48, 64]
 
 
-def test_from_64_a_higher_ceiling_is_reached_by_at_most_16_a_round_trip() -> None:
+@pytest.mark.parametrize("round_trip_seconds, first_waves", [(0.1, [64, 64]), (0.04, [64, 64]), (0.01, [32, 48])])
+def test_a_far_service_is_asked_from_64_at_once(round_trip_seconds: float, first_waves: list[int]) -> None:
+    """Over a WAN a window of 32 leaves the link idle for a round trip; near, the service's work is the limit."""
     clock = Clock()
-    limit = ConcurrencyLimit(ceiling=128, clock=clock)
-    assert [round_trip(limit, clock) for _ in range(6)] == [64, 80, 96, 112, 128, 128]
+    limit = ConcurrencyLimit(clock=clock)
+    limit.far_away(round_trip_seconds)
+    assert [round_trip(limit, clock) for _ in range(2)] == first_waves
+
+
+def test_only_a_run_still_in_slow_start_is_widened_and_never_above_its_ceiling() -> None:
+    clock = Clock()
+    narrow = ConcurrencyLimit(ceiling=40, clock=clock)
+    assert narrow.current == 32 and narrow.far_away(0.1) and narrow.current == 40
+    congested = ConcurrencyLimit(clock=clock)
+    round_trip(congested, clock, Outcome.CONGESTED)
+    assert not congested.far_away(0.1) and congested.current < 32
 
 
 def test_the_limit_never_passes_the_ceiling_nor_falls_below_one() -> None:
