@@ -11,11 +11,12 @@ import pytest
 
 from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules, plan_name
 from namelookup_emulator.sample import customer_rows
-from scale_test.deployment import APPROVAL_DAG_ID, DAG_FILES, Deployment, DeploymentOptions
 from scale_test.facts import count_queries
 from scale_test.hostname import HOSTNAME_ENV, worker_hostname
 from scale_test.processes import Processes
-from scale_test.warehouse import SOURCE_TABLE, PostgresServer, Warehouse
+
+# scale_test.deployment and .warehouse read PostgreSQL through psycopg2 (the [test] extra): imported in
+# the tests that use them, so that the version matrix's venvs, which lack it, still collect this file
 
 
 def test_independent_count_agrees_with_the_plan_step() -> None:
@@ -74,6 +75,9 @@ def test_check_alive_names_a_dead_process(tmp_path: Path) -> None:
 def test_the_deployment_parses_both_dags_with_the_approval_dags_settings(tmp_path: Path) -> None:
     """Each deployed file holds the DAG it is named after, and the environment every process shares
     gives the approval DAG a low ceiling, its table and a retry (it sets none itself), and no scheduled runs."""
+    from scale_test.deployment import APPROVAL_DAG_ID, DAG_FILES, Deployment, DeploymentOptions
+    from scale_test.warehouse import SOURCE_TABLE
+
     for dag_id, path in DAG_FILES.items():
         assert f'dag_id="{dag_id}"' in path.read_text()
     assert "retries" not in DAG_FILES[APPROVAL_DAG_ID].read_text()  # [core] default_task_retries applies
@@ -87,6 +91,8 @@ def test_the_deployment_parses_both_dags_with_the_approval_dags_settings(tmp_pat
 @pytest.mark.database
 @pytest.mark.usefixtures("postgres_warehouse")  # skips, or fails in CI, when PostgreSQL is not reachable
 def test_added_rows_ask_only_queries_the_table_did_not_hold() -> None:
+    from scale_test.warehouse import SOURCE_TABLE, PostgresServer, Warehouse
+
     server, database = PostgresServer(), f"nl_scale_test_{uuid.uuid4().hex[:8]}"
     server.create(database)
     try:
@@ -112,6 +118,7 @@ def test_the_logs_printed_on_failure_mask_the_emulators_token(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """The emulator prints its token when it starts; a failed run prints the tail of its log."""
     from scale_test.__main__ import _print_logs
+    from scale_test.deployment import Deployment, DeploymentOptions
 
     deployment = Deployment(tmp_path, DeploymentOptions())
     deployment.log_dir.mkdir(parents=True)
