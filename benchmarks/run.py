@@ -15,6 +15,7 @@ Example::
     python -m benchmarks.run --only handwritten --versus-rows 1000000 --versus-latency-rows 20000 --latency-ms 80-120
     python -m benchmarks.run --only table_duckdb --duck-rows 100000,1000000
     python -m benchmarks.run --only in_task --in-task-rows 1000000 --in-task-latency-rows 20000
+    python -m benchmarks.run --only in_task --in-task-warehouses sqlite --in-task-distributions sample
 """
 
 from __future__ import annotations
