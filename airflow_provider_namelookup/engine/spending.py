@@ -56,10 +56,7 @@ class Spending:
         """The run will make its sink or cache (a table) once its first page is read: start the
         statistic call now, so that its round trip overlaps the reading (:meth:`before_creating`
         waits for it)."""
-        if self.options.check_remaining_credits and not self.options.plan_only and self.remaining_credits is None \
-                and self._remaining_asked is None:
-            self._remaining_asked = asyncio.ensure_future(self.service.remaining_credits())
-            await asyncio.sleep(0)  # on its way before the reading takes the loop
+        await self._ask_ahead()
 
     async def before_creating(self) -> None:
         """The run is about to make its sink or cache (a table): have the remaining credits read
@@ -74,8 +71,13 @@ class Spending:
         against the account and the cache holds no answer yet (its first run), so every valid
         question is new. Over a WAN this takes a round trip off the run; a cache that may
         answer everything is not asked ahead (its run may need no call at all)."""
-        if self.cache.fresh and self.remaining_credits is None and self.options.check_remaining_credits \
-                and not self.options.plan_only:
+        if self.cache.fresh:  # an answer cache that starts empty (the XCom operators' on a first try)
+            await self._ask_ahead()
+
+    async def _ask_ahead(self) -> None:
+        """Start the statistic call, unless it is not to be made or already asked."""
+        if self.options.check_remaining_credits and not self.options.plan_only and self.remaining_credits is None \
+                and self._remaining_asked is None:
             self._remaining_asked = asyncio.ensure_future(self.service.remaining_credits())
             await asyncio.sleep(0)  # on its way before the reading takes the loop
 
