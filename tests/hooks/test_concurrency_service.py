@@ -74,3 +74,21 @@ async def test_without_a_limit_the_hook_grows_to_its_ceiling(limited_service: Em
         limited_service.set_faults(latency_ms=[200, 300], token_max_in_flight=LIMIT, token_retry_after=0.05)
     assert count == 1500
     assert hook.concurrency.peak_in_flight == 48 and hook.concurrency.decreases == 0
+
+
+@pytest.mark.parametrize("latency_ms, first_wave", [([200, 300], 64), ([0, 0], 32)], ids=["far", "near"])
+async def test_a_statistic_call_from_a_far_service_starts_the_lookups_at_64(
+        limited_service: EmulatorProcess, latency_ms: list[int], first_wave: int) -> None:
+    """The statistic call a run sends before its lookups measures the distance: 200 ms away, the
+    first wave is 64 requests (one round trip for 6,400 names); on loopback it stays 32."""
+    limited_service.set_faults(latency_ms=latency_ms)
+    try:
+        hook = NameLookupAsyncHook.for_url(limited_service.url, TOKEN)
+        async with hook:
+            await hook.get_statistic()
+            assert hook.concurrency.current == first_wave
+            answered = await hook.gender_batch(distinct_names(first_wave * 100))
+    finally:
+        limited_service.set_faults(latency_ms=[200, 300], token_max_in_flight=LIMIT, token_retry_after=0.05)
+    assert len(answered) == first_wave * 100
+    assert hook.concurrency.peak_in_flight == first_wave
