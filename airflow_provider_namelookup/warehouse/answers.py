@@ -115,6 +115,7 @@ class AnswersTable:
         self.store_statements = 0
         """Statements its stores sent (the run's summary shows them beside the total)."""
         self._chunks: dict[str, int] = {}
+        self._chunk_sizes: dict[int, int] = {}
         self._chunk_count = 0
         self._batch = 0
 
@@ -199,7 +200,9 @@ class AnswersTable:
         new = self._my_order([q.query_hash for q in questions if q.valid and q.query_hash not in self._chunks])
         for start in range(0, len(new), self.claim_chunk):
             self._chunk_count += 1
-            for h in new[start:start + self.claim_chunk]:
+            members = new[start:start + self.claim_chunk]
+            self._chunk_sizes[self._chunk_count] = len(members)
+            for h in members:
                 self._chunks[h] = self._chunk_count
         if self.plan_only:
             return
@@ -252,8 +255,9 @@ class AnswersTable:
         return await self.db_write(self._claim, claim.chunk, claim.hashes)
 
     def _claim(self, chunk: int, wanted: Sequence[str]) -> ClaimOutcome:
-        """One statement claims the chunk; where the warehouse says which rows it wrote (``RETURNING``)
-        and they are all the ``wanted`` ones, that is the outcome; else a read of their states."""
+        """One statement claims the chunk; where the warehouse says which rows it wrote (``RETURNING``,
+        or a row count of the whole chunk) and they are all the ``wanted`` ones, that is the outcome;
+        else a read of their states."""
         self.session.require_temporaries()
         d = self.session.dialect
         p = d.placeholder
@@ -275,8 +279,10 @@ class AnswersTable:
             if won.issuperset(wanted):  # nobody else held or answered any of them: nothing to read back
                 return ClaimOutcome(mine=[h for h in wanted if h in won])
         else:
-            self.session.execute(statement, params)
+            claimed = self.session.execute(statement, params)
             self.session.commit()
+            if d.claim_counts_rows and claimed == self._chunk_sizes[chunk]:  # every hash of the chunk is ours
+                return ClaimOutcome(mine=list(wanted))
         outcome = ClaimOutcome()
         for h, state, claimed_by in self.session.fetchall(
                 f"SELECT a.query_hash, a.state, a.claimed_by FROM {self.quoted} a "

@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 from airflow_provider_namelookup.warehouse.diagnosis import first_line
 from airflow_provider_namelookup.warehouse.dialects import WarehouseDialect, dialect_for
-from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, json_rows, value_kinds
+from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, value_kinds
 
 T = TypeVar("T")
 
@@ -260,7 +260,10 @@ class WarehouseSession:
             case BulkLoad.UNNEST:
                 self.execute(d.insert_unnest(table, columns), [[row[i] for row in rows] for i in range(len(columns))])
             case BulkLoad.JSON:
-                self.execute(d.insert_json(table, columns, value_kinds(rows, len(columns))), [json_rows(rows)])
+                if (document := d.json_document(rows)) is None:  # values JSON cannot carry
+                    self.executemany(d.insert_values(table, columns), rows)
+                else:
+                    self.execute(d.insert_json(table, columns, value_kinds(rows, len(columns))), [document])
             case BulkLoad.LITERALS:
                 for statement in d.insert_literals(table, columns, rows):
                     self.execute(statement)

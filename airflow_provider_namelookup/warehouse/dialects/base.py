@@ -40,7 +40,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from airflow_provider_namelookup.warehouse.dialects.fill import FillStatements
 from airflow_provider_namelookup.warehouse.dialects.reading import SourceReading
@@ -162,7 +162,7 @@ class OnConflictDialect(WarehouseDialect, abstract=True):
         class SqliteDialect(OnConflictDialect): ...
     """
 
-    claim_returning = "query_hash"
+    claim_returning: ClassVar[str | None] = "query_hash"
 
     def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
         return (f"{self.insert_claim(answers, chosen, alias=' AS a')} WHERE 1 = 1 "

@@ -33,6 +33,10 @@ class AnswersStatements(RunTables):
     """How a claim's condition names the answers row it may take over (its alias)."""
     claim_returning: ClassVar[str | None] = None
     """How a claim's ``RETURNING`` names the hash of a row it claimed (None: its outcome is read after it)."""
+    claim_counts_rows: ClassVar[bool] = False
+    """Without :attr:`claim_returning`: the claim's row count is the number of rows it claimed
+    (inserted or took over), so a count equal to the chunk's hashes says every one is this run's
+    and nothing is read back."""
     update_returning: ClassVar[str | None] = None
     """How ``UPDATE ... RETURNING`` names the hash of a row a store wrote (None: the engine has no
     ``RETURNING``, the rows written are read back when some were not)."""

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from airflow_provider_namelookup.warehouse.dialects.spelling import Spelling
-from airflow_provider_namelookup.warehouse.dialects.traits import BulkLoad, Names
+from airflow_provider_namelookup.warehouse.dialects.traits import BulkLoad, Names, json_rows
 from airflow_provider_namelookup.warehouse.schema import Column
 
 
@@ -111,6 +111,12 @@ class RunTables(Spelling):
         """One ``INSERT`` binding the rows as one JSON document (:attr:`~.traits.BulkLoad.JSON`,
         :func:`~.traits.json_rows`)."""
         return f"INSERT INTO {table} ({', '.join(columns)}) {self.json_select(len(columns), kinds)}"
+
+    def json_document(self, rows: Sequence[Sequence[Any]]) -> str | None:
+        """The JSON document :meth:`insert_json` binds: every value as text (:func:`~.traits.json_rows`),
+        cast back by :meth:`json_select`. None where these rows cannot travel as JSON: they are
+        loaded by ``executemany`` instead."""
+        return json_rows(rows)
 
     def json_select(self, width: int, kinds: Sequence[str]) -> str:
         """A SELECT of the rows of the JSON array bound at its one marker (see :meth:`insert_json`),
