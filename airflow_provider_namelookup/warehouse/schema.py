@@ -98,6 +98,35 @@ def _fit(value: Any, column: Column) -> Any:
 
 def result_values(lookup: LookupKind, result: Mapping[str, Any]) -> tuple[Any, ...]:
     """The result columns' values for one answer, trimmed to fit their columns."""
+    if lookup is LookupKind.GENDER and type(result) is dict and type(details := result.get("details")) is dict:
+        return _gender_values(result, details)
+    return _values_of_view(lookup, result)
+
+
+def _text(value: Any, length: int) -> str | None:
+    return value[:length] if isinstance(value, str) else None
+
+
+_GENDER_TEXT = {c.name: c.length or 0 for c in _GENDER if c.kind == "text"}
+
+
+def _gender_values(result: dict[str, Any], details: dict[str, Any]) -> tuple[Any, ...]:
+    """:func:`_values_of_view` of a gender answer as the service sends it (plain dicts), without
+    building the whole view: a run stores tens of thousands of them on the thread its warehouse
+    statements wait for."""
+    probability, found, samples = result.get("probability"), result.get("result_found"), details.get("samples")
+    probability = (float(probability) if isinstance(probability, int | float) and not isinstance(probability, bool)
+                   else None)
+    text = _GENDER_TEXT
+    return (_text(result.get("gender"), text["gender"]), probability,
+            None if found is None else int(bool(found)),
+            int(samples) if isinstance(samples, int) and not isinstance(samples, bool) else None,
+            _text(result.get("first_name"), text["first_name"]), _text(result.get("last_name"), text["last_name"]),
+            _text(details.get("country"), text["country"]))
+
+
+def _values_of_view(lookup: LookupKind, result: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The result columns' values read through :func:`~airflow_provider_namelookup.models.result_view`."""
     view = result_view(result)
     if view["result_found"] is not None:
         view["result_found"] = int(view["result_found"])
