@@ -4,8 +4,11 @@ A store is two statements whatever the number of answers: the answers go into th
 incoming table by the warehouse's bulk path (:mod:`.bulk`: ``COPY`` on PostgreSQL, one
 statement over list or JSON parameters elsewhere), tagged with the store's number, and one
 ``UPDATE ... FROM`` writes them into the answers rows the run still holds. Where the
-warehouse's ``UPDATE`` cannot name the rows it wrote, and not every row was written (a
-claim was taken over meanwhile), a third statement reads back which were.
+warehouse updates straight from a bound JSON document (SQLite:
+:meth:`~.dialects.claims.AnswersStatements.answers_document`), a store is that one ``UPDATE``
+and no incoming table is made. Where the warehouse's ``UPDATE`` cannot name the rows it
+wrote, and not every row was written (a claim was taken over meanwhile), another statement
+reads back which were.
 
 The incoming table is a temporary table of the run's connection where the warehouse keeps
 them private (a lost connection takes it along, and the next store makes it again), else a
@@ -54,24 +57,33 @@ class IncomingAnswers:
         """Write answers (``(hash, *result values)`` each) into the rows ``owner`` holds; the hashes
         written (not committed)."""
         d, session = self.session.dialect, self.session
-        if not self.made:
-            session.execute(d.create_incoming(self.name, self.answers, result_columns))
-            # committed on its own: where DDL is transactional (PostgreSQL), a store rolled back by a
-            # lock conflict would otherwise take the table along, and its retry would find none
-            session.commit()
-            self.made = True
+        columns = ["query_hash", *(c.name for c in result_columns)]
         self.stores += 1
         number = self.stores
-        session.load(self.name, ["query_hash", *(c.name for c in result_columns), "store_no"],
-                     [(*row, number) for row in rows])
+        source, params = d.answers_document(columns), None
+        if source is not None and (document := d.json_document(rows)) is not None:
+            params = [document]
+        else:
+            source = None
+            self._make(result_columns)
+            session.load(self.name, [*columns, "store_no"], [(*row, number) for row in rows])
         update = d.store_answers(self.answers, self.name, number, result_columns, owner=owner, stamp=stamp,
-                                 credits=credits, paid_for=paid_for)
+                                 credits=credits, paid_for=paid_for, source=source)
         if d.update_returning:
-            return {r[0] for r in session.fetchall(update, commit=False)}
-        if session.execute(update) == len(rows):
+            return {r[0] for r in session.fetchall(update, params, commit=False)}
+        if session.execute(update, params) == len(rows):
             return {row[0] for row in rows}
-        return {r[0] for r in session.fetchall(d.stored_by(self.answers, self.name, number, owner=owner, stamp=stamp),
-                                               commit=False)}
+        return {r[0] for r in session.fetchall(d.stored_by(self.answers, self.name, number, owner=owner, stamp=stamp,
+                                                           source=source), params, commit=False)}
+
+    def _make(self, result_columns: Sequence[Column]) -> None:
+        if self.made:
+            return
+        self.session.execute(self.session.dialect.create_incoming(self.name, self.answers, result_columns))
+        # committed on its own: where DDL is transactional (PostgreSQL), a store rolled back by a
+        # lock conflict would otherwise take the table along, and its retry would find none
+        self.session.commit()
+        self.made = True
 
     def drop_statements(self) -> list[str]:
         """What drops the table at the end of the run (nothing where it is private to the connection)."""

@@ -131,3 +131,19 @@ def test_claims_are_made_a_chunk_at_a_time_in_one_statement_or_two(runs: Any) ->
     assert held == set(claims[0].hashes) and sorted(mine) == sorted(set(run.hashes) - held)
     contested = len({other.answers._chunks[h] for h in held})
     assert other.session.statements - before == (3 + contested if returning else 6)  # a read after a contest
+
+
+@pytest.mark.database
+def test_a_store_is_one_statement_where_the_warehouse_updates_straight_from_its_answers(runs: Any) -> None:
+    """SQLite updates the answers rows from the store's JSON document: one statement and no
+    incoming table. Elsewhere the answers go through the incoming table: its load, then the update
+    (and once, the table itself)."""
+    run = runs("a")
+    run.claim_all()
+    dialect = run.session.dialect
+    straight = dialect.answers_document(["query_hash", "gender"]) is not None
+    run.do(run.answers.store({h: ANSWER for h in run.hashes[:2]}))  # the first store may make the incoming table
+    before = run.session.statements
+    assert run.do(run.answers.store({h: ANSWER for h in run.hashes[2:]})) == set(run.hashes[2:])
+    assert run.session.statements - before == (1 if straight else 2)
+    assert run.answers.incoming.made is not straight

@@ -102,11 +102,21 @@ class AnswersStatements(RunTables):
                              f"{self.cast_null(Column('store_no', 'int'))} AS store_no"])
         return self.create_temp_as(incoming, f"SELECT {columns} FROM {answers} WHERE 1 = 0")
 
+    def answers_document(self, columns: Sequence[str]) -> str | None:
+        """A derived table of one store's answers read straight from a bound JSON document
+        (:meth:`~.run_tables.RunTables.json_document`), its columns named ``columns``, where the
+        warehouse updates from it in one statement; None (the default): a store's answers go through
+        the run's incoming table first.
+
+        Example (SQLite): ``(SELECT json_extract(value, '$[0]') AS query_hash, ... FROM json_each(?))``."""
+        return None
+
     def store_answers(self, answers: str, incoming: str, store_no: int, result_columns: Sequence[Column], *,
-                      owner: str, stamp: float, credits: int, paid_for: str) -> str:
-        """Write one store's answers (the rows of ``incoming`` tagged ``store_no``) into the answers
-        rows ``owner`` still holds. Values of the engine's own (owner, time, price) are literals, so
-        that every spelling of the update binds nothing; where :attr:`update_returning` says how, it
+                      owner: str, stamp: float, credits: int, paid_for: str, source: str | None = None) -> str:
+        """Write one store's answers (the rows of ``incoming`` tagged ``store_no``, or the derived
+        table ``source``: :meth:`answers_document`) into the answers rows ``owner`` still holds.
+        Values of the engine's own (owner, time, price) are literals, so that every spelling of the
+        update binds nothing but ``source``'s document; where :attr:`update_returning` says how, it
         returns the hashes written. Built on :meth:`~.fill.FillStatements.update_from`."""
         lit = self.literal
         assignments = [("state", lit("answered")), ("claimed_by", "NULL"), ("lease_expires", "NULL"),
@@ -116,17 +126,18 @@ class AnswersStatements(RunTables):
         # claimed_by index: on a young answers table without statistics PostgreSQL then joined with a
         # filter in a nested loop, and a store of 30,000 answers took 23 s instead of 0.2 s.
         update = self.update_from(answers, "a", assignments,
-                                  f"(SELECT * FROM {incoming} WHERE store_no = {lit(store_no)})",
+                                  source or f"(SELECT * FROM {incoming} WHERE store_no = {lit(store_no)})",
                                   f"a.query_hash = c.query_hash AND COALESCE(a.claimed_by, {lit('')}) = {lit(owner)}")
         return f"{update} RETURNING {self.update_returning}" if self.update_returning else update
 
-    def stored_by(self, answers: str, incoming: str, store_no: int, *, owner: str, stamp: float) -> str:
+    def stored_by(self, answers: str, incoming: str, store_no: int, *, owner: str, stamp: float,
+                  source: str | None = None) -> str:
         """The hashes of one store that it wrote (``answered_by`` and ``answered_at`` are its own):
         read back when some claim was taken over meanwhile."""
         lit = self.literal
-        return (f"SELECT a.query_hash FROM {answers} a JOIN {incoming} i ON a.query_hash = i.query_hash "
-                f"WHERE i.store_no = {lit(store_no)} AND a.answered_by = {lit(owner)} "
-                f"AND a.answered_at = {lit(stamp)}")
+        store = source or f"(SELECT * FROM {incoming} WHERE store_no = {lit(store_no)})"
+        return (f"SELECT a.query_hash FROM {answers} a JOIN {store} i ON a.query_hash = i.query_hash "
+                f"WHERE a.answered_by = {lit(owner)} AND a.answered_at = {lit(stamp)}")
 
     def update_from(self, table: str, alias: str, assignments: Sequence[tuple[str, str]], source: str,
                     condition: str) -> str:

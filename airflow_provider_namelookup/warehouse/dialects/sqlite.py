@@ -11,9 +11,10 @@ getting it back costs up to the interpreter's switch interval (5 ms) a row: an
 ``executemany`` of 10,000 rows, or a fetch of 10,000, took 0.4 s inside a run instead of
 20 ms (and 30 s beside a thread that never waits). So nothing of a run's steps goes row by
 row: bulk loads are one ``INSERT ... SELECT`` over one JSON document (``json_each``; each value
-keeps its own type, as SQLite does), a claim and a store are judged by their row counts
-instead of ``RETURNING`` rows, and only a load JSON cannot carry (bytes, a NUL in a text,
-a value JSON has no spelling for) goes by ``executemany``.
+keeps its own type, as SQLite does), a store is one ``UPDATE`` straight from its answers'
+document (no incoming table), a claim and a store are judged by their row counts instead of
+``RETURNING`` rows, and only rows JSON cannot carry (bytes, a NUL in a text, a value JSON has
+no spelling for) go by ``executemany``.
 
 Credits: SQLite has one writer at a time per file; a claim is an insert that conflicts on
 the answers table's primary key, and the busy timeout makes concurrent runs wait for
@@ -102,6 +103,11 @@ class SqliteDialect(OnConflictDialect, name="sqlite",
         Example: ``SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)``."""
         values = ", ".join(f"json_extract(value, '$[{i}]')" for i in range(width))
         return f"SELECT {values} FROM json_each({self.placeholder})"
+
+    def answers_document(self, columns: Sequence[str]) -> str | None:
+        """A store's answers straight from its JSON document: the store is one ``UPDATE``."""
+        values = ", ".join(f"json_extract(value, '$[{i}]') AS {column}" for i, column in enumerate(columns))
+        return f"(SELECT {values} FROM json_each({self.placeholder}))"
 
     def create_temp_as(self, table: str, select: str) -> str:
         return f"CREATE TEMP TABLE {table} AS {select}"
