@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -101,6 +102,9 @@ class PagePlanner:
                 page, new = self._planned(values)
                 if to_claim is not None and (to_ask := await self.find_answered(page, new)):
                     await to_claim.put(to_ask)
+                    # the claimer sends the page's claim now, and the warehouse makes it while the
+                    # next page (already read, where the source is read whole first) is planned
+                    await asyncio.sleep(0)
                 if not self.looking_up:
                     self.progress.tick(self.log)
             if to_claim is None:
