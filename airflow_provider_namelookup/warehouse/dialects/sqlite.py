@@ -8,8 +8,8 @@ joined temporary tables, ISO text timestamps, and a long wait for the file's wri
 SQLite reads and writes in the client's process, and Python's driver lets go of the
 interpreter for every row it steps through. While the lookups keep the event loop busy,
 getting it back costs up to the interpreter's switch interval (5 ms) a row: an
-``executemany`` of 10,000 rows, or a fetch of 10,000, took 0.4 s inside a run instead of
-20 ms (and 30 s beside a thread that never waits). So nothing of a run's steps goes row by
+``executemany`` of 10,000 rows took 0.4 s inside a run where 40 ms was enough, and 36 s beside
+a thread that never waits (a fetch of 10,000 rows: 24 s). So nothing of a run's steps goes row by
 row: bulk loads are one ``INSERT ... SELECT`` over one JSON document (``json_each``; each value
 keeps its own type, as SQLite does), a store is one ``UPDATE`` straight from its answers'
 document (no incoming table), a claim and a store are judged by their row counts instead of
