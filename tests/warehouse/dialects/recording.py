@@ -4,7 +4,8 @@ For the warehouses no test here can reach (BigQuery, Databricks, Redshift, SQL S
 real run is driven end to end, the real engine and warehouse adapters and real lookups
 against the emulator, over a DB-API connection that records each statement and answers
 it plausibly: a table the run created exists, the source holds generated distinct values,
-nothing is answered before, every claim is won, every store writes what it was given.
+nothing is answered before, every claim is won (its row count is its chunk's hashes), every
+store writes what it was given (from the incoming table, or from its JSON document).
 The statements are then what a run sends, in the order it sends them, for sqlglot to
 parse in the warehouse's own dialect.
 
@@ -17,6 +18,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 from collections.abc import Sequence
@@ -58,6 +60,13 @@ class Warehouse:
         at = columns.index(column)
         return [row[at] for row in rows]
 
+    def _chunk_hashes(self, chunk: Any) -> set[str]:
+        """The valid hashes of one claim chunk of the run's map."""
+        maps = [t for t in self.loads if "namelookup_map_" in t]
+        columns, rows = self.loads[maps[0]]
+        at, error = columns.index("chunk"), columns.index("error")
+        return {row[columns.index("query_hash")] for row in rows if row[at] == chunk and row[error] is None}
+
     def answer(self, sql: str, params: Sequence[Any] | None) -> tuple[list[tuple[Any, ...]], int]:
         """Rows and row count of one statement."""
         self.statements.append(sql)
@@ -78,17 +87,19 @@ class Warehouse:
             distinct = len(self.values)
             return [(0, *value, distinct) for value in self.values] + [(1, None, None, total, None, None)], distinct + 1
         if sql.startswith("SELECT a.query_hash, a.state, a.claimed_by"):  # a claim's outcome: all won
-            maps = [t for t in self.loads if "namelookup_map_" in t]
-            columns, rows = self.loads[maps[0]]
-            chunk, at, error = params[0] if params else None, columns.index("chunk"), columns.index("error")
-            hashes = {row[columns.index("query_hash")] for row in rows if row[at] == chunk and row[error] is None}
+            hashes = self._chunk_hashes(params[0] if params else None)
             return [(h, "claimed", self.owner) for h in sorted(hashes)], len(hashes)
         if "answered_by" in sql and sql.startswith(("UPDATE", "MERGE")):  # a store writes what it was given
-            incoming = next(t for t in self.loads if "namelookup_incoming_" in t)
-            columns, rows = self.loads[incoming]
-            number = int(re.search(r"store_no = (\d+)", sql)[1])  # type: ignore[index]
-            hashes = [row[0] for row in rows if row[columns.index("store_no")] == number]
+            if "json_each" in sql:  # straight from the answers' JSON document (SQLite)
+                hashes = [row[0] for row in json.loads(params[0])]  # type: ignore[index]
+            else:
+                incoming = next(t for t in self.loads if "namelookup_incoming_" in t)
+                columns, rows = self.loads[incoming]
+                number = int(re.search(r"store_no = (\d+)", sql)[1])  # type: ignore[index]
+                hashes = [row[0] for row in rows if row[columns.index("store_no")] == number]
             return ([(h,) for h in hashes] if "RETURNING" in sql else []), len(hashes)
+        if sql.startswith("INSERT INTO") and "'claimed'" in sql and params:  # an insert claim: all won
+            return [], len(self._chunk_hashes(params[3]))
         if sql.startswith("SELECT COUNT(*) FROM") and "WHERE" not in sql:
             return [(0,)], 1
         return [], 0
