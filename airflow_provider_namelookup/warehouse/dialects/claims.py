@@ -125,17 +125,20 @@ class AnswersStatements(RunTables):
         # The owner is compared through COALESCE so that no planner reaches the answers rows by the
         # claimed_by index: on a young answers table without statistics PostgreSQL then joined with a
         # filter in a nested loop, and a store of 30,000 answers took 23 s instead of 0.2 s.
-        update = self.update_from(answers, "a", assignments,
-                                  source or f"(SELECT * FROM {incoming} WHERE store_no = {lit(store_no)})",
+        update = self.update_from(answers, "a", assignments, source or self._store_rows(incoming, store_no),
                                   f"a.query_hash = c.query_hash AND COALESCE(a.claimed_by, {lit('')}) = {lit(owner)}")
         return f"{update} RETURNING {self.update_returning}" if self.update_returning else update
+
+    def _store_rows(self, incoming: str, store_no: int) -> str:
+        """The incoming table's rows of one store, as a derived table."""
+        return f"(SELECT * FROM {incoming} WHERE store_no = {self.literal(store_no)})"
 
     def stored_by(self, answers: str, incoming: str, store_no: int, *, owner: str, stamp: float,
                   source: str | None = None) -> str:
         """The hashes of one store that it wrote (``answered_by`` and ``answered_at`` are its own):
         read back when some claim was taken over meanwhile."""
         lit = self.literal
-        store = source or f"(SELECT * FROM {incoming} WHERE store_no = {lit(store_no)})"
+        store = source or self._store_rows(incoming, store_no)
         return (f"SELECT a.query_hash FROM {answers} a JOIN {store} i ON a.query_hash = i.query_hash "
                 f"WHERE a.answered_by = {lit(owner)} AND a.answered_at = {lit(stamp)}")
 

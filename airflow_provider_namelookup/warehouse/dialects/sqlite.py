@@ -101,13 +101,17 @@ class SqliteDialect(OnConflictDialect, name="sqlite",
         """Each row's values by position (``kinds`` is not needed: every value has its JSON type).
 
         Example: ``SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)``."""
-        values = ", ".join(f"json_extract(value, '$[{i}]')" for i in range(width))
-        return f"SELECT {values} FROM json_each({self.placeholder})"
+        return self._json_rows([None] * width)
 
     def answers_document(self, columns: Sequence[str]) -> str | None:
         """A store's answers straight from its JSON document: the store is one ``UPDATE``."""
-        values = ", ".join(f"json_extract(value, '$[{i}]') AS {column}" for i, column in enumerate(columns))
-        return f"(SELECT {values} FROM json_each({self.placeholder}))"
+        return f"({self._json_rows(columns)})"
+
+    def _json_rows(self, names: Sequence[str | None]) -> str:
+        """The bound document's rows, each value by position (named where a name is given)."""
+        values = ", ".join(f"json_extract(value, '$[{i}]')" + (f" AS {name}" if name else "")
+                           for i, name in enumerate(names))
+        return f"SELECT {values} FROM json_each({self.placeholder})"
 
     def create_temp_as(self, table: str, select: str) -> str:
         return f"CREATE TEMP TABLE {table} AS {select}"
