@@ -33,7 +33,7 @@ from airflow_provider_namelookup.warehouse.diagnosis import (
     missing_table_or_column,
     warehouse_says,
 )
-from airflow_provider_namelookup.warehouse.dialects import Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects import Names, Unchanged, WarehouseDialect
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.schema import SOURCE_COUNTRY, SOURCE_NAME
 from airflow_provider_namelookup.warehouse.select_text import checked_select
@@ -186,10 +186,10 @@ class TableQuestions:
             self.first_row.key = rows[0][0]
         return bool(rows)
 
-    def _unchanged(self, names: Names) -> str | None:
-        """The condition on a target row ``t`` under which source row ``s`` is unchanged (the
-        engine's own values as literals: the statement binds nothing, so that engines may run
-        it as ``CREATE TABLE ... AS``)."""
+    def _unchanged(self, names: Names) -> Unchanged | None:
+        """When source row ``s`` is unchanged since target row ``t`` was written (the engine's own
+        values as literals: the statement binds nothing, so that engines may run it as
+        ``CREATE TABLE ... AS``)."""
         if not self.target.joinable:
             return None
         d, t = self.session.dialect, "t"
@@ -198,7 +198,7 @@ class TableQuestions:
                       f"{t}.query_spec = {d.literal(self.rules.fingerprint)}"]
         if self.stale_rows_before is not None:
             conditions.append(f"{t}.enriched_at >= {d.literal(self.stale_rows_before)}")
-        return f"SELECT 1 FROM {self.target.quoted} {t} WHERE {' AND '.join(conditions)}"
+        return Unchanged(self.target.quoted, " AND ".join(conditions), matched=f"{t}.query_spec")
 
     def _statement(self) -> str:
         names = self.source.names(with_params=False)  # nothing bound: the DAG author's % is sent as written

@@ -22,9 +22,9 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-from airflow_provider_namelookup.warehouse.dialects.base import Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.base import Names, Unchanged, WarehouseDialect
 
-__all__ = ["WAREHOUSES", "Names", "UnsupportedWarehouse", "Warehouse", "WarehouseDialect", "all_dialects",
+__all__ = ["WAREHOUSES", "Names", "Unchanged", "UnsupportedWarehouse", "Warehouse", "WarehouseDialect", "all_dialects",
            "dialect_for", "engine_of", "install_hint", "warehouse_of"]
 
 

@@ -50,13 +50,15 @@ from airflow_provider_namelookup.warehouse.dialects.traits import (
     DriverErrors,
     Names,
     Tuning,
+    Unchanged,
     cloud_tuning,
     json_rows,
     value_kinds,
 )
 
 __all__ = ["MUST_WRITE", "MUST_WRITE_WHEN", "BulkLoad", "DriverErrors", "IncompleteDialect", "Names",
-           "OnConflictDialect", "Tuning", "WarehouseDialect", "cloud_tuning", "json_rows", "value_kinds"]
+           "OnConflictDialect", "Tuning", "Unchanged", "WarehouseDialect", "cloud_tuning", "json_rows",
+           "value_kinds"]
 
 MUST_WRITE: dict[str, str] = {
     "name": "the engine's name, as its module is named (messages, the docs' table of warehouses)",

@@ -1,7 +1,8 @@
 """SQLite (``apache-airflow-providers-sqlite``): the embedded default of the demo and the tests.
 
 What differs from the base: ``INSERT ... ON CONFLICT`` for claims and the fill (no
-``MERGE``), ``IS`` as null-safe equality, untyped raw columns (SQLite compares by storage
+``MERGE``), ``IS`` as null-safe equality, a ``LEFT JOIN`` to the target for a rerun's changed rows
+(SQLite runs a correlated ``NOT EXISTS`` once a row), untyped raw columns (SQLite compares by storage
 class, so the target keeps each raw value exactly as it was read), a covering index on the
 joined temporary tables, ISO text timestamps, and a long wait for the file's write lock.
 
@@ -63,6 +64,7 @@ class SqliteDialect(OnConflictDialect, name="sqlite",
     bulk_load = BulkLoad.JSON
     claim_returning = None  # RETURNING rows come one step (and one wait for the interpreter) each
     claim_counts_rows = True
+    unchanged_by_outer_join = True  # a correlated NOT EXISTS runs once a row: a rerun's pass took 0.35 s, not 0.19 s
 
     def on_connect(self) -> list[str]:
         return [f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}"]  # several runs may write one file: wait

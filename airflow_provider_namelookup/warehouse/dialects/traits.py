@@ -1,7 +1,8 @@
 """What differs between warehouses as data, not statements: how rows are bulk-loaded
 (:class:`BulkLoad`), how a driver's errors are sorted (:class:`DriverErrors`), how often a
 warehouse is written (:class:`Tuning`), the quoted names a statement about a source is written
-with (:class:`Names`), and the JSON shape of a bulk load (:func:`json_rows`, :func:`value_kinds`).
+with (:class:`Names`), when a source row is unchanged since its target row was written
+(:class:`Unchanged`), and the JSON shape of a bulk load (:func:`json_rows`, :func:`value_kinds`).
 
 A dialect (:class:`~.base.WarehouseDialect`) holds one of each as a class attribute.
 
@@ -196,3 +197,30 @@ class Names:
         if self.country:
             raw.append((self.country, SOURCE_COUNTRY))
         return raw
+
+
+@dataclass(frozen=True)
+class Unchanged:
+    """When a source row ``s`` is unchanged since its target row ``t`` was written: the rows a
+    rerun leaves alone. A dialect writes the distinct pass's filter from it, as a correlated
+    ``NOT EXISTS`` (:meth:`exists`) or as an outer join whose unmatched rows are the ones to enrich.
+
+    :param target: the target table (quoted), aliased ``t``.
+    :param condition: on ``t`` and ``s``: the same key, the same raw values, the same query spec
+        (and enriched since ``max_age``); the engine's own values as literals, nothing bound.
+    :param matched: a column of ``t`` the condition holds only where it is not NULL (an outer join's
+        unmatched rows have it NULL).
+
+    Example::
+
+        >>> Unchanged("tgt", "t.id = s.id AND t.query_spec = 'ab12'", "t.query_spec").exists()
+        "SELECT 1 FROM tgt t WHERE t.id = s.id AND t.query_spec = 'ab12'"
+    """
+
+    target: str
+    condition: str
+    matched: str
+
+    def exists(self) -> str:
+        """The correlated subquery that finds ``s``'s unchanged target row."""
+        return f"SELECT 1 FROM {self.target} t WHERE {self.condition}"
