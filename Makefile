@@ -43,8 +43,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy airflow_provider_namelookup $(EMULATOR_DIR)/namelookup_emulator benchmarks scale_test compat
 
+# Each test is stopped after 10 minutes (pytest-timeout; the slowest takes under a minute on 2 cores):
+# a test that hangs fails with every thread's traceback instead of holding the run until CI's limit.
 test: lint browser bigquery-emulator spark h2
-	NAMELOOKUP_BQEMULATOR_PYTHON=$(BQEMULATOR_VENV)/bin/python $(BIN)/python -m pytest
+	NAMELOOKUP_BQEMULATOR_PYTHON=$(BQEMULATOR_VENV)/bin/python $(BIN)/python -m pytest --timeout 600
 
 # bqemulator (a BigQuery REST API on DuckDB), which the BigQuery tests run the engine's statements on
 # (tests/bigquery_emulator.py), in a venv of its own: it pins an older sqlglot than the provider.
