@@ -36,7 +36,8 @@ class SourceReading(Spelling):
     """A rerun's distinct pass leaves out unchanged rows by a ``LEFT JOIN`` to the target (the rows it
     leaves unmatched are read) instead of a correlated ``NOT EXISTS``: for an engine that runs such a
     subquery once a row instead of as an anti-join (SQLite: 0.19 s instead of 0.35 s over 1M unchanged
-    rows). The target has one row per key, so the join never repeats a source row."""
+    rows). The two read the same rows: the join keeps only the source rows no target row matched, each
+    once, whatever the target holds."""
 
     @staticmethod
     def connect(hook: Any) -> Any:
