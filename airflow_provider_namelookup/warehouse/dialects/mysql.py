@@ -4,9 +4,9 @@ What differs from the base: the default collations fold case and accents (José 
 so raw values are compared and grouped on their bytes; ``INSERT ... ON DUPLICATE KEY
 UPDATE`` instead of ``MERGE`` (assignments run left to right, so each is guarded by the
 claim's owner); ``UPDATE ... JOIN``; a ``LEFT JOIN`` to the target for a rerun's changed rows
-(MariaDB runs a correlated ``NOT EXISTS`` as a dependent subquery); ``READ COMMITTED`` (an ``INSERT ... SELECT`` then
-reads without the gap locks that deadlock concurrent runs); a prefix index on the joined
-text columns; naive UTC timestamps; ``CAST`` types of its own. mysql-connector-python
+(MariaDB runs a correlated ``NOT EXISTS`` as a dependent subquery); ``READ COMMITTED`` (an
+``INSERT ... SELECT`` then reads without the gap locks that deadlock concurrent runs); a prefix
+index on the joined text columns; naive UTC timestamps; ``CAST`` types of its own. mysql-connector-python
 replaces only ``%s`` markers and sends ``%%`` as is, so the DAG author's ``%`` is escaped
 only for mysqlclient.
 

@@ -208,7 +208,7 @@ class Unchanged:
     :param target: the target table (quoted), aliased ``t``.
     :param condition: on ``t`` and ``s``: the same key, the same raw values, the same query spec
         (and enriched since ``max_age``); the engine's own values as literals, nothing bound.
-    :param matched: a column of ``t`` the condition holds only where it is not NULL (an outer join's
+    :param matched: a column of ``t`` that is never NULL where the condition holds (an outer join's
         unmatched rows have it NULL).
 
     Example::
