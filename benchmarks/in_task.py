@@ -49,6 +49,9 @@ FIRST_GOALS = {("postgres", "loopback"): 1.3, ("postgres", "latency"): 1.5, ("sq
                ("duckdb", "loopback"): 1.0}
 """First-run goals of issue 33 (hand-written ÷ provider, at least), judged at :data:`GOAL_SIZES`."""
 RERUN_GOALS = {"postgres": 20.0, "sqlite": 10.0, "duckdb": 10.0}
+SECONDS_GOALS = {("postgres", "loopback", "first"): 30.0, ("postgres", "loopback", "rerun"): 5.0}
+"""Issue 33's goals in seconds for the provider's ``execute()`` (at most), judged at :data:`SECONDS_GOAL_ROWS`."""
+SECONDS_GOAL_ROWS = 10_000_000
 GOAL_SIZES = {"loopback": 1_000_000, "latency": 20_000}
 
 Case = tuple[str, int, str, str]
@@ -283,6 +286,9 @@ def _check(section: Section, case: Case, attempt: str, label: str, inside: list[
             RERUN_GOALS.get(warehouse) if network == "loopback" or warehouse == "postgres" else None)
     section.check(f"{where}: hand-written @task ÷ provider execute()", f">= {goal:g}x" if goal and at_goal
                   else "reported", _shown(inside), met=_median(inside) >= goal if goal and at_goal else None)
+    if rows >= SECONDS_GOAL_ROWS and (limit := SECONDS_GOALS.get((warehouse, network, attempt))) is not None:
+        taken = _median([r.provider.inside for r in runs])
+        section.check(f"{where}: the provider's execute()", f"<= {limit:g} s", seconds(taken), met=taken <= limit)
     if attempt == "rerun":
         paid = sorted({int(r.provider.value.get("credits_used", -1)) for r in runs})
         section.check(f"{where}: the provider's rerun pays nothing", "0", ", ".join(map(str, paid)), met=paid == [0])

@@ -51,6 +51,26 @@ def test_inside_a_task_both_tasks_run_in_one_dag_run_and_the_rerun_pays_nothing(
     assert _checks(section)["loopback, sqlite, 300 rows, share35, rerun: the provider's rerun pays nothing"] is True
 
 
+
+def test_a_ten_million_row_report_judges_the_issues_goals_in_seconds() -> None:
+    """At 10M PostgreSQL rows the report holds the provider's ``execute()`` to issue 33's 30 s and 5 s,
+    beside the ratios; smaller tables get no such line."""
+    from benchmarks import in_task
+
+    def figures(provider: float, handwritten: float) -> in_task.DagRunFigures:
+        return in_task.DagRunFigures(in_task.TaskFigures(provider, provider + 0.1, {"credits_used": 0}),
+                                     in_task.TaskFigures(handwritten, handwritten + 0.1), credits=0)
+
+    big, small = ("postgres", 10_000_000, "sample", "loopback"), ("postgres", 1_000_000, "sample", "loopback")
+    options = in_task.InTaskOptions(cases=(big, small))
+    results = {(big, "first"): [figures(23.3, 74.3)], (big, "rerun"): [figures(6.1, 119.0)],
+               (small, "first"): [figures(4.0, 6.0)], (small, "rerun"): [figures(0.5, 8.0)]}
+    checks = _checks(in_task.report(options, results))
+    assert checks["loopback, postgres, 10,000,000 rows, sample, first: the provider's execute()"] is True
+    assert checks["loopback, postgres, 10,000,000 rows, sample, rerun: the provider's execute()"] is False
+    assert "loopback, postgres, 1,000,000 rows, sample, first: the provider's execute()" not in checks
+    assert checks["loopback, postgres, 1,000,000 rows, sample, rerun: hand-written @task ÷ provider execute()"] is False
+
 def test_the_hand_written_dags_pay_every_run_and_the_provider_once(tmp_path: Path) -> None:
     from benchmarks import versus_handwritten
 
