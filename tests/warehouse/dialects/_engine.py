@@ -35,10 +35,11 @@ def roundtrip_timestamp(session: WarehouseSession, table: str, value: Any) -> An
 def check_unchanged_forms(session: WarehouseSession, source: str, target: str) -> None:
     """A rerun's distinct pass reads the same values, counts and lowest keys whether it leaves unchanged
     rows out by an outer join or by ``NOT EXISTS``: a changed name or country, a NULL turned into a value,
-    a row the target lacks, another query spec and a stale row are read; unchanged rows are not."""
+    a row the target lacks, another query spec and a stale row are read; unchanged rows are not, and a
+    target holding a key twice (no primary key: a table made by hand) repeats no source row."""
     d = session.dialect
     session.execute(f"CREATE TABLE {source} (id INTEGER NOT NULL PRIMARY KEY, name VARCHAR(50), country VARCHAR(8))")
-    session.execute(f"CREATE TABLE {target} (id INTEGER NOT NULL PRIMARY KEY, source_name VARCHAR(50), "
+    session.execute(f"CREATE TABLE {target} (id INTEGER NOT NULL, source_name VARCHAR(50), "
                     "source_country VARCHAR(8), query_spec VARCHAR(32), enriched_at VARCHAR(32))")
     rows = [(1, "Anna", "DE"), (2, "Anna", "DE"), (3, "Ben", None), (4, None, "FR"), (5, "Cleo", "IT"),
             (6, "Anna", None), (7, "Dan", "US"), (8, "Eve", "GB"), (9, "Ben", None), (10, "Fay", "ES"),
@@ -47,7 +48,8 @@ def check_unchanged_forms(session: WarehouseSession, source: str, target: str) -
                (3, "Ben", None, "q1", "2026-11-02"), (4, None, None, "q1", "2026-11-02"),
                (5, "Cleo", "IT", "q0", "2026-11-02"), (7, "Dan", "US", "q1", "2026-10-01"),
                (8, "Eve", "GB", "q1", "2026-11-02"), (9, "Ben", None, "q1", "2026-11-02"),
-               (11, "Jose", "ES", "q1", "2026-11-02")]
+               (11, "Jose", "ES", "q1", "2026-11-02"), (1, "Ann", "DE", "q1", "2026-11-02"),
+               (2, "Anne", "DE", "q1", "2026-11-03")]
     p = d.placeholder
     session.executemany(f"INSERT INTO {source} VALUES ({p}, {p}, {p})", rows)
     session.executemany(f"INSERT INTO {target} VALUES ({p}, {p}, {p}, {p}, {p})", written)
