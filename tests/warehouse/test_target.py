@@ -70,6 +70,8 @@ class Pieces:
         return asyncio.run(self.session.run(self.session.fetchall, sql))
 
     def close(self) -> None:
+        """Drop the run's stage as a run's end does (PostgreSQL's is a table of the warehouse's), then close."""
+        asyncio.run(self.session.run(self.map.drop))
         self.session.shutdown()
 
 
