@@ -18,7 +18,7 @@ and :mod:`benchmarks.naive` (the two ways of enriching a table), :mod:`benchmark
 
 Example::
 
-    python -m benchmarks.run --quick              # about a minute, small sizes
+    python -m benchmarks.run --quick              # small sizes: 15 min, 13 of them the in-task DAG runs
     python -m benchmarks.run                      # the full run (see benchmarks/README.md)
     python -m benchmarks.run --only hook,emulator
 """

@@ -7,8 +7,8 @@ directory that is removed at the end unless ``--keep`` is given.
 
 Example::
 
-    python -m benchmarks.run                               # full run (~10 min on 2 cores)
-    python -m benchmarks.run --quick                       # small sizes (~1 min)
+    python -m benchmarks.run                               # full run (the in-task part alone: 8 min)
+    python -m benchmarks.run --quick                       # small sizes (15 min, 13 in the in-task part)
     python -m benchmarks.run --only table --rows 100000,1000000 --naive-rows 20000
     python -m benchmarks.run --only hook,emulator --names 5000 --duration 1
     python -m benchmarks.run --only latency --latency-ms 80-120 --latency-rows 20000,100000
