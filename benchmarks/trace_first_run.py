@@ -8,13 +8,17 @@ before changing the engine. The run is the provider's as :mod:`benchmarks.provid
 (``WarehouseSession.run``: one function on the session's thread, named by its qualified
 name) and each HTTP request (``httpx.AsyncClient.send``) timed, and the TLS contexts made
 (``httpx.create_ssl_context``); the timeline is printed in
-milliseconds from the start of ``execute``. A second run over the unchanged table follows
-when ``--rerun`` is given.
+milliseconds from the start of ``execute``, and after it the run's phases (:func:`phases`: up to
+the first lookup request, the lookups, after the last answer, and the warehouse steps by name). A
+second run over the unchanged table follows when ``--rerun`` is given. ``--names`` picks the table's
+name distribution (:mod:`benchmarks.distributions`) on every warehouse, so that a case of the
+in-task benchmark can be traced as it was measured.
 
 Example::
 
     .venv/bin/python -m benchmarks.trace_first_run --rows 20000 --latency-ms 80 120
     .venv/bin/python -m benchmarks.trace_first_run --rows 200000 --latency-ms 0 0 --warehouse sqlite --rerun
+    .venv/bin/python -m benchmarks.trace_first_run --rows 1000000 --latency-ms 0 0 --names share5
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from typing import Any
 from unittest import mock
 
 from benchmarks import table_postgres
+from benchmarks.distributions import DISTRIBUTIONS
 from benchmarks.service import BenchService
 
 
@@ -49,6 +54,38 @@ class Timeline:
         for start, end, lane, what in sorted(self.spans):
             duration = f"{(end - start) * 1000:7.1f} ms" if end > start else " " * 10
             yield f"{start * 1000:8.1f} {end * 1000:8.1f} {duration}  {lane:<5} {what}"
+
+
+def phases(timeline: Timeline, total: float) -> list[tuple[str, float]]:
+    """A run's time by phase, in seconds: up to the first lookup request, the lookups (first request
+    out to last answer in), after the last answer (the last stores, the fill), and each warehouse
+    step's name with its summed time (steps of one session run one at a time, but beside the
+    lookups and the other session's steps, so their sum is not a share of ``total``). The distinct
+    pass is ``TableQuestions.pages`` whether it reads on the run's session or on its own.
+
+    >>> t = Timeline()
+    >>> t.add(0.0, 0.1, "sql", "TableQuestions.pages.<locals>.<lambda> (session 1)")
+    >>> t.add(0.1, 0.3, "http", "POST /v2/gender"); t.add(0.2, 0.4, "http", "POST /v2/gender")
+    >>> t.add(0.4, 0.9, "sql", "TargetTable._fill_new (session 1)")
+    >>> [(what, round(seconds, 2)) for what, seconds in phases(t, 1.0)]  # doctest: +NORMALIZE_WHITESPACE
+    [('whole run', 1.0), ('before the first lookup request', 0.1), ('lookups: 2 requests', 0.3),
+     ('after the last answer', 0.6), ('step TargetTable._fill_new', 0.5), ('step TableQuestions.pages', 0.1)]
+    """
+    lookups = [(start, end) for start, end, lane, what in timeline.spans
+               if lane == "http" and what.startswith("POST ")]
+    found: list[tuple[str, float]] = [("whole run", total)]
+    if lookups:
+        first, last = min(s for s, _ in lookups), max(e for _, e in lookups)
+        found += [("before the first lookup request", first), (f"lookups: {len(lookups)} requests", last - first),
+                  ("after the last answer", total - last)]
+    steps: dict[str, float] = {}
+    for start, end, lane, what in timeline.spans:
+        if lane == "sql":
+            name = what.split(" (session")[0].split(".<locals>")[0]
+            name = "TableQuestions.pages" if name == "next" else name  # a reader's page, on its own session
+            steps[name] = steps.get(name, 0.0) + end - start
+    found += [(f"step {name}", seconds) for name, seconds in sorted(steps.items(), key=lambda item: -item[1])]
+    return found
 
 
 class _LogSpans(logging.Handler):
@@ -134,7 +171,7 @@ def trace(rows: int, latency_ms: tuple[float, float], *, rerun: bool, workdir: P
         if max(latency_ms) > 0:
             service.process.set_faults(latency_ms=list(latency_ms))
         suffix = uuid.uuid4().hex[:8]
-        if warehouse == "postgres":
+        if warehouse == "postgres" and names == "sample":
             table, answers = f"bench_trace_{suffix}", f"bench_trace_answers_{suffix}"
             table_postgres.load_customers(table, rows, seed=2026)
             conn_id, env = table_postgres.WAREHOUSE_CONN_ID, table_postgres.connection_env()
@@ -166,6 +203,9 @@ def trace(rows: int, latency_ms: tuple[float, float], *, rerun: bool, workdir: P
                 print("   start      end   duration  lane  what")
                 for line in timeline.lines():
                     print(line)
+                print(f"-- {attempt} by phase (ms)")
+                for what, seconds in phases(timeline, total):
+                    print(f"{seconds * 1000:9.1f}  {what}")
         finally:
             connections.stop()
             cleanup()
@@ -178,8 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rerun", action="store_true", help="trace a rerun over the unchanged table too")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/namelookup-trace"))
     parser.add_argument("--warehouse", choices=("postgres", "sqlite", "duckdb"), default="postgres")
-    parser.add_argument("--names", default="sample", help="the name distribution of an sqlite or duckdb table "
-                        "(benchmarks.distributions: sample, share5, share35)")
+    parser.add_argument("--names", default="sample", choices=sorted(DISTRIBUTIONS),
+                        help="the table's name distribution (benchmarks.distributions)")
     parser.add_argument("--statements", action="store_true", help="time each SQL statement too (lane stmt)")
     args = parser.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)

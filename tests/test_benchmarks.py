@@ -13,12 +13,24 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from benchmarks import hook_throughput, latency, run, table_enrichment, trace_first_run
 from benchmarks.figures import Section
 
 
 def _checks(section: Section) -> dict[str, bool | None]:
     return {check.target: check.met for check in section.checks}
+
+
+def _postgres_or_skip() -> None:
+    """Skip (fail, where the databases are required) when PostgreSQL is not reachable."""
+    from conftest import REQUIRE_DATABASES, _unreachable
+
+    if reason := _unreachable("postgres"):
+        if REQUIRE_DATABASES:
+            pytest.fail(reason)
+        pytest.skip(reason)
 
 
 def test_table_benchmark_pays_each_distinct_query_once(tmp_path: Path) -> None:
@@ -133,15 +145,9 @@ def test_runner_writes_the_report(tmp_path: Path) -> None:
 
 
 def test_postgres_table_benchmark_pays_each_distinct_query_once(tmp_path: Path) -> None:
-    import pytest
-
     from benchmarks import table_postgres
-    from conftest import REQUIRE_DATABASES, _unreachable
 
-    if reason := _unreachable("postgres"):
-        if REQUIRE_DATABASES:
-            pytest.fail(reason)
-        pytest.skip(reason)
+    _postgres_or_skip()
     section = table_postgres.run(table_postgres.PostgresOptions(sizes=(400,), timeout=300), tmp_path)
     checks = _checks(section)
     assert checks["400 rows: credits = distinct valid queries"] is True
@@ -164,6 +170,7 @@ def test_duckdb_table_benchmark_pays_each_distinct_query_once_and_counts_stateme
 
 
 def test_the_trace_shows_a_first_run_and_its_rerun_step_by_step(tmp_path: Path, capsys: Any) -> None:
+    _postgres_or_skip()
     environment = dict(os.environ)
     assert trace_first_run.main(["--rows", "300", "--latency-ms", "5", "10", "--rerun",
                                  "--workdir", str(tmp_path)]) == 0
@@ -174,4 +181,33 @@ def test_the_trace_shows_a_first_run_and_its_rerun_step_by_step(tmp_path: Path, 
     assert "sql   AnswersTable._claim" in first
     assert "httpx.create_ssl_context" not in first  # the emulator speaks plain HTTP: no CA bundle is loaded
     assert " 0 lookups" in rerun and "POST /v2/gender" not in rerun  # the rerun asks nothing
+    assert "-- first run by phase (ms)" in first and "lookups: " in first.split("by phase")[1]
+    assert "step TableQuestions.pages" in first.split("by phase")[1]
+    assert "-- rerun by phase (ms)" in rerun and "lookups: " not in rerun.split("by phase")[1]
     assert dict(os.environ) == environment  # the trace's connections are gone again
+
+
+def test_the_trace_reads_a_distribution_on_postgresql_too(tmp_path: Path, capsys: Any) -> None:
+    _postgres_or_skip()
+    assert trace_first_run.main(["--rows", "400", "--latency-ms", "0", "0", "--names", "share5",
+                                 "--workdir", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "== first run: 400 rows on postgres" in printed
+    assert ", 20 lookups," in printed  # 5 % of 400 rows are distinct names, each one query
+
+
+def test_a_runs_phases_add_up_around_its_lookups() -> None:
+    timeline = trace_first_run.Timeline()
+    timeline.add(0.0, 0.2, "sql", "TableQuestions.pages.<locals>.<lambda> (session 1)")
+    timeline.add(0.05, 0.1, "http", "GET /v2/statistic")
+    timeline.add(0.25, 0.5, "http", "POST /v2/gender")
+    timeline.add(0.3, 0.6, "http", "POST /v2/gender")
+    timeline.add(0.4, 0.45, "sql", "next (session 2)")
+    timeline.add(0.6, 0.9, "sql", "TargetTable._fill_new (session 1)")
+    found = dict(trace_first_run.phases(timeline, 1.0))
+    assert found["before the first lookup request"] == pytest.approx(0.25)  # the statistic call is no lookup
+    assert found["lookups: 2 requests"] == pytest.approx(0.35)
+    assert found["after the last answer"] == pytest.approx(0.4)
+    assert found["step TableQuestions.pages"] == pytest.approx(0.25)  # both sessions' reading, by one name
+    assert found["step TargetTable._fill_new"] == pytest.approx(0.3)
+    assert list(trace_first_run.phases(trace_first_run.Timeline(), 0.02)) == [("whole run", 0.02)]
