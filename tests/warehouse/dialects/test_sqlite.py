@@ -18,6 +18,7 @@ def test_sqlite_compares_raw_values_exactly_and_keeps_times_as_iso_text(sqlite_w
     moment = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
     assert roundtrip_timestamp(session, table, moment) == "2026-11-23T12:00:00+00:00"
     assert session.fetchall("PRAGMA busy_timeout")[0][0] == 120_000  # several runs may write one file
+    assert session.fetchall("PRAGMA threads")[0][0] == 1  # the distinct pass's sort gets a helper thread
     session.close()
 
 
