@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from airflow_provider_namelookup.warehouse.arrow_rows import arrow_table
 from airflow_provider_namelookup.warehouse.diagnosis import first_line
 from airflow_provider_namelookup.warehouse.dialects import WarehouseDialect, dialect_for
 from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, value_kinds
@@ -257,7 +258,9 @@ class WarehouseSession:
             case BulkLoad.COPY:
                 self._cursor_call(lambda cursor: _copy(cursor, d.copy_from_stdin(table, columns),
                                                        d.insert_page(table, columns), rows))
-            case BulkLoad.UNNEST:
+            case BulkLoad.ARROW if (data := arrow_table(rows, len(columns))) is not None:
+                self._cursor_call(lambda cursor: d.insert_arrow(cursor, table, columns, data))
+            case BulkLoad.UNNEST | BulkLoad.ARROW:
                 self.execute(d.insert_unnest(table, columns), [[row[i] for row in rows] for i in range(len(columns))])
             case BulkLoad.JSON:
                 if (document := d.json_document(rows)) is None:  # values JSON cannot carry

@@ -70,6 +70,7 @@ name=..., credit_promise=...)``), and what each is for."""
 MUST_WRITE_WHEN: tuple[tuple[str, str, str], ...] = (
     ("bulk_load = BulkLoad.JSON", "json_select", "the SELECT that reads the bound JSON document's rows"),
     ("bulk_load = BulkLoad.LITERALS", "insert_literals", "the INSERT statements of the rows as literals"),
+    ("bulk_load = BulkLoad.ARROW", "insert_arrow", "the INSERT that reads an Arrow table in place"),
     ("a claim of its own", "claim_params", "as many parameters, in the order its markers stand"),
 )
 """What a dialect's own choices bind it to write: (when, what, why)."""
@@ -116,6 +117,7 @@ def contract_gaps(cls: type[WarehouseDialect]) -> list[str]:
     missing = [f"{attribute} ({why})" for attribute, why in MUST_WRITE.items() if attribute not in own]
     wants = {"json_select": cls.bulk_load is BulkLoad.JSON and "json_select" not in own,
              "insert_literals": cls.bulk_load is BulkLoad.LITERALS and "insert_literals" not in own,
+             "insert_arrow": cls.bulk_load is BulkLoad.ARROW and "insert_arrow" not in own,
              "claim_params": not _claim_markers_match(cls)}
     missing += [f"{what} ({when}: {why})" for when, what, why in MUST_WRITE_WHEN if wants[what]]
     if not set(COLUMN_KINDS) <= set(cls.types):

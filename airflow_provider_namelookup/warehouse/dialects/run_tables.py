@@ -127,6 +127,15 @@ class RunTables(Spelling):
         TABLE(FLATTEN(INPUT => PARSE_JSON(%s))) AS f``."""
         raise NotImplementedError(f"{self.name} does not load rows as JSON")
 
+    def insert_arrow(self, cursor: Any, table: str, columns: Sequence[str], data: Any) -> None:
+        """Insert the rows of ``data``, an Arrow table of columns ``c0``, ``c1``, ... in the order of
+        ``columns`` (:attr:`~.traits.BulkLoad.ARROW`), through ``cursor``, one of the run's connection.
+        No default: a dialect whose :attr:`bulk_load` is ``ARROW`` must write it.
+
+        Example (DuckDB): register ``data`` as a view, ``INSERT INTO t (a, b) SELECT * FROM view``,
+        unregister it."""
+        raise NotImplementedError(f"{self.name} does not read Arrow tables")
+
     def insert_literals(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
         """Multi-row ``INSERT ... VALUES`` of literals (:attr:`~.traits.BulkLoad.LITERALS`). No
         default: a dialect whose :attr:`bulk_load` is ``LITERALS`` must write it."""

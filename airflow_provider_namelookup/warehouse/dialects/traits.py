@@ -77,6 +77,9 @@ class BulkLoad(enum.Enum):
     binding one JSON document (:meth:`~.base.WarehouseDialect.json_select`), for drivers whose
     ``executemany`` sends a statement per row. :attr:`LITERALS`: multi-row ``INSERT ... VALUES`` of
     literals, a few megabytes a statement (:meth:`~.base.WarehouseDialect.insert_literals`).
+    :attr:`ARROW`: the rows as an Arrow table the warehouse reads in place
+    (:meth:`~.base.WarehouseDialect.insert_arrow`; :mod:`~airflow_provider_namelookup.warehouse.arrow_rows`),
+    else as :attr:`UNNEST` (no ``pyarrow``, or a column of values of more than one type).
     """
 
     EXECUTEMANY = "executemany"
@@ -84,6 +87,7 @@ class BulkLoad(enum.Enum):
     UNNEST = "unnest"
     JSON = "json"
     LITERALS = "literals"
+    ARROW = "arrow"
 
 
 def _code(err: BaseException) -> int | None:

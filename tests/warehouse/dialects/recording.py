@@ -123,6 +123,12 @@ class _Cursor:
         rows, self.rows = self.rows, []
         return rows
 
+    def register(self, view: str, data: Any) -> None:
+        """DuckDB's Arrow load reads ``data`` as ``view`` (its rows are kept by :meth:`RecordingSession.load`)."""
+
+    def unregister(self, view: str) -> None:
+        pass
+
     def fetchmany(self, size: int) -> list[tuple[Any, ...]]:
         rows, self.rows = self.rows[:size], self.rows[size:]
         return rows

@@ -43,3 +43,47 @@ def test_a_run_on_a_file_another_process_holds_is_refused_before_it_spends(duckd
 
     summary = operator.execute({})  # the file is free again: the run goes ahead
     assert summary["credits_used"] == 2 and namelookup.remaining() == 98
+
+
+def _loaded(session: Any, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    session.execute("CREATE TEMPORARY TABLE loaded (a VARCHAR, b BIGINT, c DOUBLE, d TIMESTAMP, e BOOLEAN)")
+    session.load("loaded", ["a", "b", "c", "d", "e"], rows)
+    read = session.fetchall("SELECT DISTINCT a, b, c, d, e FROM loaded ORDER BY b")
+    assert session.fetchall("SELECT COUNT(*) FROM loaded")[0][0] == len(rows)
+    session.execute("DROP TABLE loaded")
+    return read
+
+
+def test_a_load_reads_an_arrow_table_in_place_and_keeps_every_value(duckdb_warehouse: Any,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows go into a run's table as an Arrow table the engine scans where it lies (one ``INSERT``),
+    not as one bound list per column; a column Arrow cannot hold as one type exactly, or a missing
+    ``pyarrow``, binds lists as before, and both load the same values."""
+    from datetime import datetime
+
+    from airflow_provider_namelookup.warehouse.dialects.duckdb import DuckDBDialect
+    from airflow_provider_namelookup.warehouse.session import WarehouseSession
+
+    paths: list[str] = []
+
+    def noted(name: str) -> Any:
+        original = getattr(DuckDBDialect, name)
+        return lambda self, *args: paths.append(name) or original(self, *args)
+
+    for name in ("insert_arrow", "insert_unnest"):
+        monkeypatch.setattr(DuckDBDialect, name, noted(name))
+    session = WarehouseSession(duckdb_warehouse.hook)
+    moment = datetime(2026, 11, 27, 11, 30, 5, 123456)
+    rows = [("Zoë ✓", 2**62, 0.1, moment, True), (None, -3, None, None, None), ("x" * 5000, 7, 1e-300, moment, False)]
+    expected = sorted(rows, key=lambda row: row[1])
+    assert _loaded(session, rows * 400) == expected and paths == ["insert_arrow"]
+
+    paths.clear()  # a text and a number in one column: Arrow would make one of the other
+    mixed = [("Anna", 1, 0.5, None, None), (17, 2, 1, None, None)]
+    assert _loaded(session, mixed) == [("Anna", 1, 0.5, None, None), ("17", 2, 1.0, None, None)]
+    assert paths == ["insert_unnest"]
+
+    paths.clear()
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # not installed: lists, the same values
+    assert _loaded(session, rows * 400) == expected and paths == ["insert_unnest"]
+    session.close()
