@@ -171,8 +171,11 @@ class DuckDBDialect(OnConflictDialect, name="duckdb",
         cursor.register(view, data)
         try:
             cursor.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM {view}")
-        finally:
-            cursor.unregister(view)
+        except Exception:
+            with contextlib.suppress(Exception):  # an aborted transaction refuses it: the insert's error is the one
+                cursor.unregister(view)
+            raise
+        cursor.unregister(view)
 
     def lock_answers(self, answers: str, chosen: str) -> str | None:
         """A write of the rows (DuckDB has no ``FOR UPDATE``): two fix-ups of one query conflict."""

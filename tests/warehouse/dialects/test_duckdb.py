@@ -87,3 +87,20 @@ def test_a_load_reads_an_arrow_table_in_place_and_keeps_every_value(duckdb_wareh
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # not installed: lists, the same values
     assert _loaded(session, rows * 400) == expected and paths == ["insert_unnest"]
     session.close()
+
+
+def test_a_load_that_fails_raises_its_own_error(duckdb_warehouse: Any) -> None:
+    """A failed insert aborts DuckDB's transaction, which then refuses to drop the Arrow view: the
+    error raised is still the insert's (a duplicate key here), which the engine judges."""
+    from airflow_provider_namelookup.warehouse.session import WarehouseSession
+
+    session = WarehouseSession(duckdb_warehouse.hook)
+    session.execute("CREATE TEMPORARY TABLE keyed (k BIGINT PRIMARY KEY)")
+    session.commit()
+    with pytest.raises(Exception, match="[Dd]uplicate key") as failed:
+        session.load("keyed", ["k"], [(1,), (1,)])
+    assert "aborted" not in str(failed.value)
+    session.rollback()
+    session.load("keyed", ["k"], [(1,), (2,)])  # the connection goes on
+    assert session.fetchall("SELECT k FROM keyed ORDER BY k") == [(1,), (2,)]
+    session.close()
