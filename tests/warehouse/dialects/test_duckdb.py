@@ -97,7 +97,7 @@ def test_a_load_that_fails_raises_its_own_error(duckdb_warehouse: Any) -> None:
     session = WarehouseSession(duckdb_warehouse.hook)
     session.execute("CREATE TEMPORARY TABLE keyed (k BIGINT PRIMARY KEY)")
     session.commit()
-    with pytest.raises(Exception, match="[Dd]uplicate key") as failed:
+    with pytest.raises(Exception, match=r"[Dd]uplicate key") as failed:
         session.load("keyed", ["k"], [(1,), (1,)])
     assert "aborted" not in str(failed.value)
     session.rollback()
