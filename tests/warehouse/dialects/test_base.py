@@ -19,6 +19,31 @@ def _hook(placeholder: str = "?") -> SimpleNamespace:
     return SimpleNamespace(placeholder=placeholder, dialect=SimpleNamespace(escape_word=lambda word: f'"{word}"'))
 
 
+class _ArrowCursor:
+    """What an Arrow load does with its cursor: a view registered, statements run, the view dropped."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def register(self, view: str, data: object) -> None:
+        self.calls.append(f"register {view}")
+
+    def execute(self, sql: str, params: object = None) -> None:
+        self.calls.append(sql)
+
+    def unregister(self, view: str) -> None:
+        self.calls.append(f"unregister {view}")
+
+
+def _arrow_insert(dialect: WarehouseDialect) -> str:
+    cursor = _ArrowCursor()
+    dialect.insert_arrow(cursor, "t", ["a", "b"], object())
+    registered, insert, unregistered = cursor.calls
+    view = registered.removeprefix("register ")
+    assert unregistered == f"unregister {view}" and insert.endswith(f"FROM {view}")
+    return insert
+
+
 def test_every_dialect_spells_every_column_kind_and_loads_by_a_known_way() -> None:
     for dialect in all_dialects():
         assert set(dialect.types) == set(WarehouseDialect.types), dialect.name
@@ -28,8 +53,12 @@ def test_every_dialect_spells_every_column_kind_and_loads_by_a_known_way() -> No
                 BulkLoad.COPY: lambda d=builder: d.copy_from_stdin("t", ["a", "b"]),
                 BulkLoad.UNNEST: lambda d=builder: d.insert_unnest("t", ["a", "b"]),
                 BulkLoad.JSON: lambda d=builder: d.insert_json("t", ["a", "b"], ["text", "int"]),
-                BulkLoad.LITERALS: lambda d=builder: d.insert_literals("t", ["a", "b"], [("x", 1)])[0]}
+                BulkLoad.LITERALS: lambda d=builder: d.insert_literals("t", ["a", "b"], [("x", 1)])[0],
+                BulkLoad.ARROW: lambda d=builder: _arrow_insert(d)}
+        assert set(load) == set(BulkLoad)  # a new way of loading is checked here too
         assert load[dialect.bulk_load]().startswith(("INSERT INTO t", "COPY t")), dialect.name  # its own way
+        if dialect.bulk_load is BulkLoad.ARROW:  # rows Arrow cannot hold exactly go as lists
+            assert load[BulkLoad.UNNEST]().startswith("INSERT INTO t (a, b) SELECT UNNEST("), dialect.name
 
 
 def test_the_engine_s_own_column_names_are_reserved_nowhere() -> None:
