@@ -116,6 +116,15 @@ def _unreachable(kind: str) -> str | None:
     return None
 
 
+def require_reachable(kind: str) -> None:
+    """Skip the test when ``kind`` cannot be used here (:func:`_unreachable`); fail it instead in CI
+    (NAMELOOKUP_REQUIRE_DATABASES=1)."""
+    if reason := _unreachable(kind):
+        if REQUIRE_DATABASES:
+            pytest.fail(f"{reason} (NAMELOOKUP_REQUIRE_DATABASES=1 makes it mandatory)")
+        pytest.skip(reason)
+
+
 @pytest.fixture(params=["sqlite", "postgres", "mariadb", "duckdb", "snowflake", "bigquery"])
 def warehouse(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     """A real warehouse behind an Airflow connection: SQLite always, PostgreSQL and MariaDB
@@ -164,10 +173,8 @@ duckdb_warehouse = _one_warehouse("duckdb", "DuckDB on a file of the test's own.
 def _warehouse(kind: str, tmp_path: Path, request: pytest.FixtureRequest | None = None) -> Iterator[Any]:
     from tests.support import Warehouse, set_connection
 
-    if kind != "sqlite" and (reason := _unreachable(kind)):
-        if REQUIRE_DATABASES:
-            pytest.fail(f"{reason} (NAMELOOKUP_REQUIRE_DATABASES=1 makes it mandatory)")
-        pytest.skip(reason)
+    if kind != "sqlite":
+        require_reachable(kind)
     conn = {"sqlite": {"conn_type": "sqlite", "host": str(tmp_path / "warehouse.db")},
             "duckdb": {"conn_type": "duckdb", "host": str(tmp_path / "warehouse.duckdb")},
             "postgres": POSTGRES, "mariadb": MARIADB, "snowflake": SNOWFLAKE, "bigquery": BIGQUERY,

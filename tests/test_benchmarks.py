@@ -24,13 +24,9 @@ def _checks(section: Section) -> dict[str, bool | None]:
 
 
 def _postgres_or_skip() -> None:
-    """Skip (fail, where the databases are required) when PostgreSQL is not reachable."""
-    from conftest import REQUIRE_DATABASES, _unreachable
+    from conftest import require_reachable
 
-    if reason := _unreachable("postgres"):
-        if REQUIRE_DATABASES:
-            pytest.fail(reason)
-        pytest.skip(reason)
+    require_reachable("postgres")
 
 
 def test_table_benchmark_pays_each_distinct_query_once(tmp_path: Path) -> None:

@@ -16,12 +16,9 @@ from tests.support import require, set_connection
 
 @pytest.fixture
 def bigquery_hook(request: pytest.FixtureRequest) -> Iterator[Any]:
-    from conftest import BIGQUERY, REQUIRE_DATABASES, _unreachable
+    from conftest import BIGQUERY, require_reachable
 
-    if reason := _unreachable("bigquery"):
-        if REQUIRE_DATABASES:
-            pytest.fail(f"{reason} (NAMELOOKUP_REQUIRE_DATABASES=1 makes it mandatory)")
-        pytest.skip(reason)
+    require_reachable("bigquery")
     request.getfixturevalue("bigquery_emulator")
     set_connection("bigquery_opener", BIGQUERY)
     from airflow.providers.google.cloud.hooks.bigquery import BigQueryHook
