@@ -158,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
                                              "share35 only over the WAN)")
     parser.add_argument("--in-task-repeats", type=int, default=5, metavar="N",
                         help="inside a task: repetitions of a WAN case or of a table under 100,000 rows (default 5)")
+    parser.add_argument("--in-task-reruns", type=int, default=5, metavar="N",
+                        help="inside a task: unchanged reruns of a case that is not repeated (a big table), each "
+                             "a DAG run over the same table (default 5)")
     parser.add_argument("--repeats", type=int, metavar="N", help="runs per hook configuration (default 3)")
     parser.add_argument("--duration", type=float, metavar="S", help="seconds per emulator point (default 3)")
     parser.add_argument("--seed", type=int, default=2026, help="seed of the customer tables (default 2026)")
@@ -191,7 +194,8 @@ def _plan(args: argparse.Namespace) -> dict[str, Callable[[Path], Section]]:
                        if d in args.in_task_distributions and "postgres" in args.in_task_warehouses))
     plans: dict[str, Callable[[Path], Section]] = {
         "in_task": lambda work: in_task.run(in_task.InTaskOptions(
-            cases=in_task_cases, repeats=args.in_task_repeats, latency_ms=args.latency_ms, seed=args.seed), work),
+            cases=in_task_cases, repeats=args.in_task_repeats, reruns=args.in_task_reruns, latency_ms=args.latency_ms,
+            seed=args.seed), work),
         "table": lambda work: table_enrichment.run(table, work),
         "table_postgres": lambda work: table_postgres.run(
             table_postgres.PostgresOptions(sizes=tuple(_option(args, "pg_rows")), seed=args.seed), work),

@@ -44,18 +44,27 @@ def test_table_benchmark_pays_each_distinct_query_once(tmp_path: Path) -> None:
 
 def test_inside_a_task_both_tasks_run_in_one_dag_run_and_the_rerun_pays_nothing(tmp_path: Path) -> None:
     """``airflow dags test`` of the in-task benchmark's DAG on a 300-row table with 35 % distinct
-    names: the provider pays each once (105 queries), the hand-written task asks all of them."""
+    names, built once and rerun twice: the provider pays each name once (105 queries), the
+    hand-written task asks all of them on every run; the two reruns are reported as two."""
     from benchmarks import in_task
 
     section = in_task.run(in_task.InTaskOptions(cases=(("sqlite", 300, "share35", "loopback"),), repeats=1,
-                                                timeout=600), tmp_path)
-    first, rerun = (section.data["runs"][f"sqlite_300_share35_loopback_{attempt}"][0] for attempt in ("first", "rerun"))
-    assert first["provider"]["value"]["credits_used"] == 105 and rerun["provider"]["value"]["credits_used"] == 0
-    assert first["handwritten"]["value"]["asked"] == rerun["handwritten"]["value"]["asked"] == 105
-    assert first["credits"] == 210 and rerun["credits"] == 105  # the emulator's count: the hand-written task pays again
-    for timed in (first, rerun):
+                                                reruns=2, timeout=600), tmp_path)
+    (first,) = section.data["runs"]["sqlite_300_share35_loopback_first"]
+    reruns = section.data["runs"]["sqlite_300_share35_loopback_rerun"]
+    assert len(reruns) == 2
+    assert [run["dag_id"] for run in (first, *reruns)] == ["bench_provider_first", "bench_provider_first",
+                                                           "bench_handwritten_first"]  # the order alternates
+    assert first["provider"]["value"]["credits_used"] == 105
+    assert [r["provider"]["value"]["credits_used"] for r in reruns] == [0, 0]
+    assert first["handwritten"]["value"]["asked"] == 105 and [r["handwritten"]["value"]["asked"] for r in reruns] == [
+        105, 105]
+    assert first["credits"] == 210 and [r["credits"] for r in reruns] == [105, 105]  # the hand-written task pays again
+    for timed in (first, *reruns):
         for task in ("provider", "handwritten"):
             assert 0 < timed[task]["inside"] <= timed[task]["duration"]
+    rerun_row = next(row for row in section.tables[0].rows if row[4] == "rerun")
+    assert rerun_row[10].endswith(", 2 runs)")  # the median ratio with its range over the two reruns
     assert _checks(section)["loopback, sqlite, 300 rows, share35, rerun: the provider's rerun pays nothing"] is True
 
 
