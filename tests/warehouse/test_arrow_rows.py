@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import subprocess
 import sys
 from datetime import date, datetime
 from decimal import Decimal
@@ -9,9 +12,18 @@ from typing import Any
 
 import pytest
 
+from airflow_provider_namelookup.warehouse import arrow_rows
 from airflow_provider_namelookup.warehouse.arrow_rows import arrow_table
 
 pa = pytest.importorskip("pyarrow", reason="the duckdb extra (in the test extra) installs it")
+HAS_PANDAS = importlib.util.find_spec("pandas") is not None
+
+
+@pytest.fixture(autouse=True)
+def _pandas_imported() -> None:
+    """As in a worker whose DAG files import pandas: converting then imports nothing."""
+    if HAS_PANDAS:
+        importlib.import_module("pandas")
 
 
 def test_each_column_keeps_its_values_and_their_type() -> None:
@@ -40,3 +52,28 @@ def test_a_column_arrow_cannot_hold_exactly_gives_none(column: list[Any]) -> Non
 def test_without_pyarrow_there_is_no_table(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     assert arrow_table([("Anna",)], 1) is None
+
+
+
+@pytest.mark.skipif(not HAS_PANDAS, reason="pandas is not installed: pyarrow converts without it")
+def test_a_fresh_process_binds_lists_rather_than_import_pandas() -> None:
+    """pyarrow's first conversion of a list imports pandas when installed (0.2 s inside a task's
+    run): a process that has not imported it gets lists, and still has not; once it has, Arrow."""
+    program = (
+        "import sys\n"
+        "from airflow_provider_namelookup.warehouse.arrow_rows import arrow_table\n"
+        "print(arrow_table([('Anna', 1)], 2) is None, 'pandas' in sys.modules)\n"
+        "import pandas\n"
+        "print(arrow_table([('Anna', 1)], 2).to_pylist())\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.splitlines() == ["True False", "[{'c0': 'Anna', 'c1': 1}]"]
+
+
+def test_without_pandas_installed_arrow_converts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(arrow_rows, "_pandas_installed", lambda: False)
+    monkeypatch.delitem(sys.modules, "pandas", raising=False)
+    assert arrow_rows.converts_without_pandas()
+    table = arrow_table([("Anna", 1)], 2)
+    assert table is not None and table.to_pylist() == [{"c0": "Anna", "c1": 1}]
+    monkeypatch.setattr(arrow_rows, "_pandas_installed", lambda: True)  # installed, not imported: lists
+    assert not arrow_rows.converts_without_pandas() and arrow_table([("Anna", 1)], 2) is None

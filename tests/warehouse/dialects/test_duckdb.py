@@ -57,9 +57,13 @@ def _loaded(session: Any, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 def test_a_load_reads_an_arrow_table_in_place_and_keeps_every_value(duckdb_warehouse: Any,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """Rows go into a run's table as an Arrow table the engine scans where it lies (one ``INSERT``),
-    not as one bound list per column; a column Arrow cannot hold as one type exactly, or a missing
-    ``pyarrow``, binds lists as before, and both load the same values."""
+    not as one bound list per column; a column Arrow cannot hold as one type exactly, a missing
+    ``pyarrow``, or a pandas that converting would import first, binds lists as before, and both
+    load the same values."""
+    import importlib.util
     from datetime import datetime
+
+    from airflow_provider_namelookup.warehouse import arrow_rows
 
     from airflow_provider_namelookup.warehouse.dialects.duckdb import DuckDBDialect
     from airflow_provider_namelookup.warehouse.session import WarehouseSession
@@ -72,6 +76,8 @@ def test_a_load_reads_an_arrow_table_in_place_and_keeps_every_value(duckdb_wareh
 
     for name in ("insert_arrow", "insert_unnest"):
         monkeypatch.setattr(DuckDBDialect, name, noted(name))
+    if importlib.util.find_spec("pandas"):
+        import pandas  # noqa: F401 - as in a worker whose DAG files import it
     session = WarehouseSession(duckdb_warehouse.hook)
     moment = datetime(2026, 11, 27, 11, 30, 5, 123456)
     rows = [("Zoë ✓", 2**62, 0.1, moment, True), (None, -3, None, None, None), ("x" * 5000, 7, 1e-300, moment, False)]
@@ -82,6 +88,13 @@ def test_a_load_reads_an_arrow_table_in_place_and_keeps_every_value(duckdb_wareh
     mixed = [("Anna", 1, 0.5, None, None), (17, 2, 1, None, None)]
     assert _loaded(session, mixed) == [("Anna", 1, 0.5, None, None), ("17", 2, 1.0, None, None)]
     assert paths == ["insert_unnest"]
+
+    paths.clear()  # pandas installed but not imported: converting would import it first
+    monkeypatch.setattr(arrow_rows, "converts_without_pandas", lambda: False)
+    assert _loaded(session, rows * 400) == expected and paths == ["insert_unnest"]
+    monkeypatch.undo()
+    for name in ("insert_arrow", "insert_unnest"):
+        monkeypatch.setattr(DuckDBDialect, name, noted(name))
 
     paths.clear()
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # not installed: lists, the same values
