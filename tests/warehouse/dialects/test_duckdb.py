@@ -64,7 +64,6 @@ def test_a_load_reads_an_arrow_table_in_place_and_keeps_every_value(duckdb_wareh
     from datetime import datetime
 
     from airflow_provider_namelookup.warehouse import arrow_rows
-
     from airflow_provider_namelookup.warehouse.dialects.duckdb import DuckDBDialect
     from airflow_provider_namelookup.warehouse.session import WarehouseSession
 
