@@ -73,7 +73,8 @@ def _hook_meta() -> dict:
         "meta = [m.model_dump() for m in HookMetaService.hook_meta_data() if m.connection_type == 'namelookup']\n"
         "print('HOOK-META ' + json.dumps(meta, default=str))\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=180)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, f"the UI's connection-form metadata failed ({out.returncode}):\n{out.stderr[-4000:]}"
     line = next(ln for ln in out.stdout.splitlines() if ln.startswith("HOOK-META "))
     (meta,) = json.loads(line.removeprefix("HOOK-META "))
     return meta
