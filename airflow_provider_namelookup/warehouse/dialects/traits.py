@@ -79,7 +79,8 @@ class BulkLoad(enum.Enum):
     literals, a few megabytes a statement (:meth:`~.base.WarehouseDialect.insert_literals`).
     :attr:`ARROW`: the rows as an Arrow table the warehouse reads in place
     (:meth:`~.base.WarehouseDialect.insert_arrow`; :mod:`~airflow_provider_namelookup.warehouse.arrow_rows`),
-    else as :attr:`UNNEST` (no ``pyarrow``, or a column of values of more than one type).
+    else as :attr:`UNNEST` (no ``pyarrow``, a column of values of more than one type, or a process
+    that has not imported the installed pandas, which converting would import first).
     """
 
     EXECUTEMANY = "executemany"

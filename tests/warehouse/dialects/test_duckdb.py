@@ -89,11 +89,9 @@ def test_a_load_reads_an_arrow_table_in_place_and_keeps_every_value(duckdb_wareh
     assert paths == ["insert_unnest"]
 
     paths.clear()  # pandas installed but not imported: converting would import it first
-    monkeypatch.setattr(arrow_rows, "converts_without_pandas", lambda: False)
-    assert _loaded(session, rows * 400) == expected and paths == ["insert_unnest"]
-    monkeypatch.undo()
-    for name in ("insert_arrow", "insert_unnest"):
-        monkeypatch.setattr(DuckDBDialect, name, noted(name))
+    with monkeypatch.context() as patched:
+        patched.setattr(arrow_rows, "converts_without_pandas", lambda: False)
+        assert _loaded(session, rows * 400) == expected and paths == ["insert_unnest"]
 
     paths.clear()
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # not installed: lists, the same values
