@@ -219,6 +219,8 @@ def sanitize(name: str) -> str:
     "o'neil-smith"
     """
     text = unicodedata.normalize("NFC", name)
+    if text.isalpha():  # most names: nothing to leave out, no space to fold
+        return text.lower()
     kept = "".join(ch for ch in text if ch.isalpha() or ch in _KEPT_PUNCTUATION or ch.isspace()
                    or unicodedata.category(ch).startswith("M"))
     return _SPACES.sub(" ", kept).strip().lower()

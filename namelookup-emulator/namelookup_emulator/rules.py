@@ -69,6 +69,7 @@ SIGNUP_EMAIL_MAX_OCTETS = 254
 WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000"
                         + "".join(chr(c) for c in range(0x2000, 0x200B)))
 """Unicode's ``White_Space`` property (PropList.txt), every character of it."""
+_WHITE_SPACE_CHARS = "".join(sorted(WHITE_SPACE))
 _WHITE_RUN = re.compile("[" + re.escape("".join(sorted(WHITE_SPACE))) + "]+")
 _LOCALE = re.compile(r"([A-Za-z]{2})[_-]([A-Za-z]{2})", re.ASCII)
 _LANGUAGE = re.compile(r"[A-Za-z]{2}", re.ASCII)
@@ -109,7 +110,7 @@ class LookupQuery:
 
 def trimmed(text: str) -> str:
     """``text`` without white space at either end."""
-    return text.strip("".join(WHITE_SPACE))
+    return text.strip(_WHITE_SPACE_CHARS)
 
 
 def normalised(text: str) -> str:
@@ -122,6 +123,27 @@ def _forbidden(ch: str) -> bool:
     return (category == "Cc" and ch not in WHITE_SPACE) or category == "Cs"
 
 
+def has_forbidden(text: str) -> bool:
+    """Whether ``text`` holds a control character other than white space, or a lone surrogate.
+
+    A printable text holds neither (:meth:`str.isprintable` is false for every ``Cc`` and ``Cs``
+    character), so only the rest is read character by character.
+
+    >>> has_forbidden("Anna Lena"), has_forbidden("Anna\\tLena"), has_forbidden("Anna\\x00")
+    (False, False, True)
+    """
+    return not text.isprintable() and any(_forbidden(ch) for ch in text)
+
+
+def has_letter(text: str) -> bool:
+    """Whether ``text`` holds a letter (Unicode category ``L*``: exactly what :meth:`str.isalpha` reads).
+
+    >>> has_letter("12-3"), has_letter("ß")
+    (False, True)
+    """
+    return any(map(str.isalpha, text))
+
+
 def read_name(kind: str, value: Any) -> str:
     """The normalised value of name field ``kind``, or its ``parameter-*-invalid``."""
     status = NAME_STATUS[kind]
@@ -129,7 +151,7 @@ def read_name(kind: str, value: Any) -> str:
         what = "a number" if isinstance(value, OversizedInteger | int | float) and not isinstance(value, bool) \
             else type(value).__name__
         raise Refusal(status, f"{kind} must be a string, got {what}.", field=kind)
-    if any(_forbidden(ch) for ch in value):
+    if has_forbidden(value):
         raise Refusal(status, f"{kind} must not contain control characters (other than white space) "
                       "or lone surrogates.", field=kind)
     text = normalised(value)
@@ -139,7 +161,7 @@ def read_name(kind: str, value: Any) -> str:
     if kind == "email" and not is_address(text):
         raise Refusal(status, "email must be a valid e-mail address (local@domain.tld).", field=kind)
     person = text.partition("@")[0] if kind == "email" else text
-    if not any(unicodedata.category(ch).startswith("L") for ch in person):
+    if not has_letter(person):
         where = "the part before @" if kind == "email" else kind
         raise Refusal(status, f"No first name can be read from {kind}: {where} holds no letter.", field=kind)
     return text
@@ -204,7 +226,7 @@ def read_query(raw: Any, *, fixed: str | None = None, hints: bool = True) -> Loo
     :raises Refusal: the first rule broken.
     """
     fields = (fixed,) if fixed else NAME_FIELDS
-    kind = next((f for f in fields if isinstance(raw, Mapping) and raw.get(f) is not None), None)
+    kind = next((f for f in fields if raw.get(f) is not None), None) if isinstance(raw, Mapping) else None
     if kind is None:
         wanted = fixed or "one of first_name, full_name or email"
         raise Refusal("mandatory-parameter-missing", f"{wanted} must be set in a query object.", field=fixed)
