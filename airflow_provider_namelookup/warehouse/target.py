@@ -248,6 +248,8 @@ class TargetTable:
         another run created the table first, an upsert like any existing table's."""
         def create() -> None:
             selects = [self._select(null_names=shape, joined=False, typed=True) for shape in self.map.row_shapes()]
+            for statement in self.dialect.before_fill_by_creating():
+                self.session.execute(statement)
             self.session.execute(f"CREATE TABLE {self.quoted} AS {' UNION ALL '.join(selects)}")
             for statement in self.dialect.add_primary_key(self.quoted, self.names.key_column):
                 self.session.execute(statement)

@@ -39,6 +39,13 @@ class FillStatements(AnswersStatements):
         Example: ``["ALTER TABLE \"customers_gender\" ADD PRIMARY KEY (\"id\")"]``."""
         return [f"ALTER TABLE {table} ADD PRIMARY KEY ({key})"]
 
+    def before_fill_by_creating(self) -> list[str]:
+        """Statements run in the transaction of a fill that creates its target (``CREATE TABLE ... AS``),
+        before it: settings for the engine's plan of that one statement. None by default.
+
+        Example: ``["SET LOCAL parallel_tuple_cost = 0"]`` (PostgreSQL)."""
+        return []
+
     def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
         """Create a target table: its key and raw columns take the source's own types (rows are
         compared like with like), the ``typed`` columns their own; the key is the primary key.

@@ -86,3 +86,36 @@ def test_a_store_undone_by_a_conflict_finds_its_incoming_table_when_retried(post
     session.commit()
     assert session.fetchall(f"SELECT gender FROM {answers} WHERE query_hash = 'h1'") == [("female",)]
     session.close()
+
+
+@pytest.mark.database
+def test_a_fill_that_creates_its_target_joins_in_parallel_workers(postgres_warehouse: Any) -> None:
+    """The fill's ``CREATE TABLE ... AS`` joins the source to the stage in parallel workers while the
+    leader writes (at the planner's default price of a row handed over, it never did: a 1,000,000-row
+    fill took 1.65 s instead of 1.15 s); the settings end with the fill's transaction."""
+    session = WarehouseSession(postgres_warehouse.hook)
+    d = session.dialect
+    source, stage, target = (d.quote(postgres_warehouse.table_name(n)) for n in ("fill_source", "fill_stage", "fill"))
+    session.execute(f"CREATE TABLE {source} AS SELECT i AS customer_id, 'name' || (i % 1000) AS first_name, "
+                    "'DE' AS country FROM generate_series(1, 300000) i")  # past the 8 MB a parallel scan needs
+    session.execute(f"CREATE TABLE {stage} AS SELECT 'name' || i AS raw_name, 'DE' AS raw_country, "
+                    "md5(i::text) AS query_hash, 'female' AS gender FROM generate_series(0, 999) i")
+    session.execute(f"ANALYZE {source}")
+    session.execute(f"ANALYZE {stage}")
+    session.commit()
+    fill = (f"CREATE TABLE {target} AS SELECT s.customer_id, CAST(m.gender AS VARCHAR(16)) AS gender, "
+            f"CAST(m.query_hash AS VARCHAR(64)) AS query_hash, s.first_name AS source_name FROM {source} s "
+            f"JOIN {stage} m ON s.first_name = m.raw_name AND s.country IS NOT DISTINCT FROM m.raw_country")
+
+    def plan(settings: list[str]) -> str:
+        for statement in settings:
+            session.execute(statement)
+        text = "\n".join(row[0] for row in session.fetchall(f"EXPLAIN {fill}", commit=False))
+        session.rollback()
+        return text
+
+    assert "Gather" not in plan([])
+    assert "Gather" in plan(d.before_fill_by_creating())
+    assert session.fetchall("SHOW parallel_tuple_cost", commit=False)[0][0] == "0.1"  # SET LOCAL: gone with it
+    session.rollback()
+    session.close()
