@@ -119,3 +119,31 @@ def test_a_fill_that_creates_its_target_joins_in_parallel_workers(postgres_wareh
     assert session.fetchall("SHOW parallel_tuple_cost", commit=False)[0][0] == "0.1"  # SET LOCAL: gone with it
     session.rollback()
     session.close()
+
+
+@pytest.mark.database
+def test_a_first_runs_distinct_pass_groups_in_parallel_workers(postgres_warehouse: Any) -> None:
+    """The distinct pass's ``GROUP BY`` runs partly in parallel workers (at the planner's default price
+    of a row handed over, only its row count did)."""
+    from airflow_provider_namelookup.warehouse.source import TableSource
+
+    session = WarehouseSession(postgres_warehouse.hook)
+    d = session.dialect
+    table = postgres_warehouse.table_name("pass_source")
+    session.execute(f"CREATE TABLE {d.quote(table)} AS SELECT i AS customer_id, 'name' || (i % 20000) AS first_name, "
+                    "'DE' AS country FROM generate_series(1, 300000) i")  # past the 8 MB a parallel scan needs
+    session.execute(f"ANALYZE {d.quote(table)}")
+    session.commit()
+    source = TableSource(d, table=table, key_column="customer_id", name_column="first_name", country_column="country")
+    statement = d.distinct_values(source.names(with_params=False), None)
+
+    def plan(settings: list[str]) -> str:
+        for setting in settings:
+            session.execute(setting)
+        text = "\n".join(row[0] for row in session.fetchall(f"EXPLAIN {statement}", commit=False))
+        session.rollback()
+        return text
+
+    assert "Partial HashAggregate" not in plan(["SET LOCAL work_mem = '64MB'"])
+    assert "Partial HashAggregate" in plan(d.before_distinct_pass())
+    session.close()
