@@ -43,7 +43,7 @@ class FillStatements(AnswersStatements):
         """Statements run in the transaction of a fill that creates its target (``CREATE TABLE ... AS``),
         before it: settings for the engine's plan of that one statement. None by default.
 
-        Example: ``["SET LOCAL parallel_tuple_cost = 0"]`` (PostgreSQL)."""
+        Example: ``["SELECT set_config('parallel_tuple_cost', '0', true)"]`` (PostgreSQL: ``SET LOCAL``)."""
         return []
 
     def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
