@@ -70,7 +70,7 @@ WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u
                         + "".join(chr(c) for c in range(0x2000, 0x200B)))
 """Unicode's ``White_Space`` property (PropList.txt), every character of it."""
 _WHITE_SPACE_CHARS = "".join(sorted(WHITE_SPACE))
-_WHITE_RUN = re.compile("[" + re.escape("".join(sorted(WHITE_SPACE))) + "]+")
+_WHITE_RUN = re.compile("[" + re.escape(_WHITE_SPACE_CHARS) + "]+")
 _LOCALE = re.compile(r"([A-Za-z]{2})[_-]([A-Za-z]{2})", re.ASCII)
 _LANGUAGE = re.compile(r"[A-Za-z]{2}", re.ASCII)
 

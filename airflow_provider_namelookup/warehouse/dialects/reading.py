@@ -79,7 +79,7 @@ class SourceReading(Spelling):
     def before_distinct_pass(self) -> list[str]:
         """Statements run in the distinct pass's transaction before it (memory for its join); none by default.
 
-        Example: ``["SET LOCAL work_mem = '64MB'"]`` (PostgreSQL)."""
+        Example: ``["SELECT set_config('work_mem', '64MB', true)"]`` (PostgreSQL: ``SET LOCAL``)."""
         return []
 
     def distinct_values(self, names: Names, unchanged: Unchanged | None) -> str:
