@@ -96,26 +96,16 @@ def test_a_fill_that_creates_its_target_joins_in_parallel_workers(postgres_wareh
     session = WarehouseSession(postgres_warehouse.hook)
     d = session.dialect
     source, stage, target = (d.quote(postgres_warehouse.table_name(n)) for n in ("fill_source", "fill_stage", "fill"))
-    session.execute(f"CREATE TABLE {source} AS SELECT i AS customer_id, 'name' || (i % 1000) AS first_name, "
-                    "'DE' AS country FROM generate_series(1, 300000) i")  # past the 8 MB a parallel scan needs
+    _create_parallel_sized_source(session, source, names=1000)
     session.execute(f"CREATE TABLE {stage} AS SELECT 'name' || i AS raw_name, 'DE' AS raw_country, "
                     "md5(i::text) AS query_hash, 'female' AS gender FROM generate_series(0, 999) i")
-    session.execute(f"ANALYZE {source}")
     session.execute(f"ANALYZE {stage}")
     session.commit()
     fill = (f"CREATE TABLE {target} AS SELECT s.customer_id, CAST(m.gender AS VARCHAR(16)) AS gender, "
             f"CAST(m.query_hash AS VARCHAR(64)) AS query_hash, s.first_name AS source_name FROM {source} s "
             f"JOIN {stage} m ON s.first_name = m.raw_name AND s.country IS NOT DISTINCT FROM m.raw_country")
-
-    def plan(settings: list[str]) -> str:
-        for statement in settings:
-            session.execute(statement)
-        text = "\n".join(row[0] for row in session.fetchall(f"EXPLAIN {fill}", commit=False))
-        session.rollback()
-        return text
-
-    assert "Gather" not in plan([])
-    assert "Gather" in plan(d.before_fill_by_creating())
+    assert "Gather" not in _plan(session, fill, [])
+    assert "Gather" in _plan(session, fill, d.before_fill_by_creating())
     assert session.fetchall("SHOW parallel_tuple_cost", commit=False)[0][0] == "0.1"  # SET LOCAL: gone with it
     session.rollback()
     session.close()
@@ -130,20 +120,26 @@ def test_a_first_runs_distinct_pass_groups_in_parallel_workers(postgres_warehous
     session = WarehouseSession(postgres_warehouse.hook)
     d = session.dialect
     table = postgres_warehouse.table_name("pass_source")
-    session.execute(f"CREATE TABLE {d.quote(table)} AS SELECT i AS customer_id, 'name' || (i % 20000) AS first_name, "
-                    "'DE' AS country FROM generate_series(1, 300000) i")  # past the 8 MB a parallel scan needs
-    session.execute(f"ANALYZE {d.quote(table)}")
+    _create_parallel_sized_source(session, d.quote(table), names=20_000)
     session.commit()
     source = TableSource(d, table=table, key_column="customer_id", name_column="first_name", country_column="country")
     statement = d.distinct_values(source.names(with_params=False), None)
-
-    def plan(settings: list[str]) -> str:
-        for setting in settings:
-            session.execute(setting)
-        text = "\n".join(row[0] for row in session.fetchall(f"EXPLAIN {statement}", commit=False))
-        session.rollback()
-        return text
-
-    assert "Partial HashAggregate" not in plan(["SET LOCAL work_mem = '64MB'"])
-    assert "Partial HashAggregate" in plan(d.before_distinct_pass())
+    assert "Partial HashAggregate" not in _plan(session, statement, ["SET LOCAL work_mem = '64MB'"])
+    assert "Partial HashAggregate" in _plan(session, statement, d.before_distinct_pass())
     session.close()
+
+
+def _create_parallel_sized_source(session: WarehouseSession, table: str, *, names: int) -> None:
+    """A 300,000-row customers table (past the 8 MB a parallel scan needs) of ``names`` distinct names, analyzed."""
+    session.execute(f"CREATE TABLE {table} AS SELECT i AS customer_id, 'name' || (i % {names}) AS first_name, "
+                    "'DE' AS country FROM generate_series(1, 300000) i")
+    session.execute(f"ANALYZE {table}")
+
+
+def _plan(session: WarehouseSession, statement: str, settings: list[str]) -> str:
+    """PostgreSQL's plan of ``statement`` after ``settings``, in a transaction rolled back after it."""
+    for setting in settings:
+        session.execute(setting)
+    text = "\n".join(row[0] for row in session.fetchall(f"EXPLAIN {statement}", commit=False))
+    session.rollback()
+    return text
