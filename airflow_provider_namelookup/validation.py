@@ -164,6 +164,39 @@ def validate_name(kind: NameKind, value: Any) -> str:
     return text
 
 
+def plain_name(kind: NameKind, value: Any) -> bool:
+    """Whether :func:`validate_name` would return ``value`` itself, known without normalising it:
+    a plain ``str`` within the field's length, of letters only (in NFC: so nothing to trim, collapse
+    or normalise), or of printable ASCII without spaces holding a letter. ``email`` is never plain
+    (its syntax is checked on its own). A table's names are nearly all plain; planning reads the
+    others the long way.
+
+    >>> plain_name("first_name", "Zoë"), plain_name("first_name", "Anne-Marie"), plain_name("first_name", "Anna ")
+    (True, True, False)
+    """
+    if type(value) is not str or kind == "email":
+        return False
+    low, high = NAME_LIMITS[kind]
+    if not low <= len(value) <= high:
+        return False
+    if value.isascii():
+        return value.isalpha() or (value.isprintable() and " " not in value and _ASCII_LETTER.search(value) is not None)
+    return value.isalpha() and unicodedata.is_normalized("NFC", value)
+
+
+def plain_country(value: Any) -> str | None:
+    """The code :func:`validate_country` returns for ``value`` when it is two ASCII letters of the
+    country table in any case (nothing to trim); None for any other value, which is read the long way.
+
+    >>> plain_country("de"), plain_country(" de"), plain_country("XX")
+    ('DE', None, None)
+    """
+    if type(value) is not str or len(value) != 2 or not value.isascii():
+        return None
+    code = value.upper()
+    return code if code in COUNTRIES else None
+
+
 def _holds_letter(text: str) -> bool:
     if text.isascii():
         return _ASCII_LETTER.search(text) is not None

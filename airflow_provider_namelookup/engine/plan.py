@@ -28,7 +28,8 @@ from airflow_provider_namelookup.engine.abstain import Abstain
 from airflow_provider_namelookup.engine.ports import Question, SourceValue
 from airflow_provider_namelookup.errors import NameLookupValidationError
 from airflow_provider_namelookup.models import NAME_KINDS, NameKind, Query
-from airflow_provider_namelookup.token_guard import validate_query_without_secrets
+from airflow_provider_namelookup.token_guard import holds_secret, validate_query_without_secrets
+from airflow_provider_namelookup.validation import plain_country, plain_name
 
 __all__ = ["LookupKind", "QueryRules", "build_query_object", "plan_name", "plan_value", "query_hash"]
 
@@ -118,6 +119,13 @@ def plan_value(value: SourceValue, rules: QueryRules) -> Question:
 
     A query object given as a mapping gets the rules' default hints where its own are missing
     or blank (:func:`build_query_object` already applied them to a bare name)."""
+    if (plain := _plain_question(value, rules)) is not None:
+        return plain
+    return _question_read_in_full(value, rules)
+
+
+def _question_read_in_full(value: SourceValue, rules: QueryRules) -> Question:
+    """:func:`plan_value` by the general reading of a query (any value)."""
     if value.refusal is not None:
         return Question(value.ref, None, f"invalid:{value.ref!r}", value.refusal, value.rows, value.first_key,
                         value.shown)
@@ -134,6 +142,32 @@ def plan_value(value: SourceValue, rules: QueryRules) -> Question:
                         value.shown)
     return Question(value.ref, query, query_hash(rules.lookup, query), None, value.rows,
                     value.first_key, value.shown)
+
+
+def _plain_question(value: SourceValue, rules: QueryRules) -> Question | None:
+    """The question of a plain value, the common case of a table's (a name that needs no
+    normalising, at most a country of the table in upper or lower case, no token in either),
+    planned without the general reading; None for any other value. What it returns is what
+    the general reading would return (``tests/engine/test_plain_planning.py`` holds it to that)."""
+    raw = value.query_object
+    if type(raw) is not dict or value.refusal is not None or rules.default_locale or rules.default_ip:
+        return None
+    kind, secrets = rules.name_kind, rules.secrets
+    name = raw.get(kind)
+    if "country" in raw:
+        country = raw["country"]
+        code = plain_country(country) if rules.lookup.takes_hints else None
+        if code is None or len(raw) != 2 or (secrets and holds_secret(country, secrets)):
+            return None
+    elif len(raw) != 1 or rules.default_country is not None:
+        return None
+    else:
+        code = None
+    if type(name) is not str or not plain_name(kind, name) or (secrets and holds_secret(name, secrets)):
+        return None
+    query = Query(kind, name, code)
+    return Question(value.ref, query, query.identity(rules.lookup.value), None, value.rows, value.first_key,
+                    value.shown)
 
 
 def plan_name(name: Any, rules: QueryRules, *, country: Any = None, locale: Any = None, ip: Any = None,
