@@ -159,7 +159,7 @@ class CallCounters:
             gauge(REMAINING_CREDITS, answer["remaining_credits"], conn_id=self.conn_id)
             return answer
         results = answer if isinstance(answer, list) else [answer]
-        spent = sum(credits_used(r) for r in results if isinstance(r, Mapping))
+        spent = sum(credits_used(r) for r in results)  # 0 for anything but a result
         if spent:
             self.credits_used += spent
             self.credits_since_statistic += spent

@@ -150,5 +150,7 @@ def result_view(result: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def credits_used(result: Mapping[str, Any] | None) -> int:
     """``details.credits_used`` of a result, 0 when absent or malformed."""
+    if type(result) is dict and type(details := result.get("details")) is dict:  # as decoded: no ABC check
+        return _as_int(details.get("credits_used"))
     details = result.get("details") if isinstance(result, Mapping) else None
     return _as_int(details.get("credits_used")) if isinstance(details, Mapping) else 0

@@ -102,12 +102,11 @@ def build_query_object(name: Any, rules: QueryRules, *, country: Any = None, loc
     """A query object from a bare name plus per-value hints; a hint that is missing or blank
     gets the rules' default."""
     raw: dict[str, Any] = {rules.name_kind: name}
-    given = dict(zip(HINT_FIELDS, (country, locale, ip), strict=True))
-    for hint, default in rules.default_hints.items():
-        value = given[hint]
-        chosen = default if value is None or (isinstance(value, str) and not value.strip()) else value
-        if chosen is not None:
-            raw[hint] = chosen
+    if defaults := rules.default_hints:  # none for a lookup that takes no hints
+        for hint, value in zip(HINT_FIELDS, (country, locale, ip), strict=True):
+            chosen = defaults[hint] if value is None or (isinstance(value, str) and not value.strip()) else value
+            if chosen is not None:
+                raw[hint] = chosen
     if id is not None:
         raw["id"] = id
     return raw
