@@ -151,7 +151,7 @@ def _plain_question(value: SourceValue, rules: QueryRules) -> Question | None:
     raw = value.query_object
     if type(raw) is not dict or value.refusal is not None or rules.default_locale or rules.default_ip:
         return None
-    kind, secrets = rules.name_kind, rules.secrets
+    kind, secrets, code = rules.name_kind, rules.secrets, None
     name = raw.get(kind)
     if "country" in raw:
         country = raw["country"]
@@ -160,8 +160,6 @@ def _plain_question(value: SourceValue, rules: QueryRules) -> Question | None:
             return None
     elif len(raw) != 1 or rules.default_country is not None:
         return None
-    else:
-        code = None
     if type(name) is not str or not plain_name(kind, name) or (secrets and holds_secret(name, secrets)):
         return None
     query = Query(kind, name, code)
