@@ -114,3 +114,40 @@ def test_a_load_that_fails_raises_its_own_error(duckdb_warehouse: Any) -> None:
     session.load("keyed", ["k"], [(1,), (2,)])  # the connection goes on
     assert session.fetchall("SELECT k FROM keyed ORDER BY k") == [(1,), (2,)]
     session.close()
+
+
+def test_the_answers_table_has_no_claimed_by_index_and_claims_still_renew_and_release(duckdb_warehouse: Any,
+                                                                                    namelookup: Any) -> None:
+    """DuckDB runs an ``UPDATE`` of an indexed column as a delete and an insert, and every store sets
+    ``claimed_by``: the answers table keeps only its key. A renewal and a release still find this
+    run's claims (a column scan), and no other run's."""
+    import time
+
+    from airflow_provider_namelookup.contract import LookupKind
+    from airflow_provider_namelookup.operators import SqlGenderLookupOperator
+    from airflow_provider_namelookup.warehouse.answers import AnswersTable
+    from airflow_provider_namelookup.warehouse.session import WarehouseSession
+    from airflow_provider_namelookup.warehouse.source import TableSource
+    from airflow_provider_namelookup.warehouse.valuemap import ValueMap
+
+    warehouse = duckdb_warehouse
+    table = warehouse.create_customers([(1, "Anna", None), (2, "Ben", None)])
+    summary = SqlGenderLookupOperator(task_id="enrich", conn_id=warehouse.conn_id, source_table=table,
+                                      answers_table="answers", key_column="customer_id", name_column="name").execute({})
+    assert summary["credits_used"] == 2
+
+    session = WarehouseSession(warehouse.hook)
+    assert session.fetchall("SELECT index_name FROM duckdb_indexes() WHERE table_name = 'answers'") == []
+    session.execute("INSERT INTO answers (query_hash, state, claimed_by, lease_expires) VALUES "
+                    "('h-mine', 'claimed', 'me', 1), ('h-other', 'claimed', 'other', 1)")
+    session.commit()
+    source = TableSource(session.dialect, table=table, key_column="customer_id", name_column="name")
+    answers = AnswersTable(session, "answers", ValueMap(session, source.names(with_params=False)),
+                           lookup=LookupKind.GENDER, paid_for=f"{table}_gender", owner="me", lease_seconds=60)
+    answers._renew()
+    leases = dict(session.fetchall("SELECT query_hash, lease_expires FROM answers WHERE query_hash LIKE 'h-%'"))
+    assert leases["h-mine"] > time.time() and leases["h-other"] == 1
+    answers._release(None)
+    assert session.fetchall("SELECT query_hash FROM answers WHERE query_hash LIKE 'h-%'") == [("h-other",)]
+    assert session.fetchall("SELECT COUNT(*) FROM answers WHERE state = 'answered'") == [(2,)]
+    session.close()
