@@ -121,6 +121,7 @@ def test_the_answers_table_has_no_claimed_by_index_and_claims_still_renew_and_re
     """DuckDB runs an ``UPDATE`` of an indexed column as a delete and an insert, and every store sets
     ``claimed_by``: the answers table keeps only its key. A renewal and a release still find this
     run's claims (a column scan), and no other run's."""
+    import asyncio
     import time
 
     from airflow_provider_namelookup.contract import LookupKind
@@ -144,10 +145,10 @@ def test_the_answers_table_has_no_claimed_by_index_and_claims_still_renew_and_re
     source = TableSource(session.dialect, table=table, key_column="customer_id", name_column="name")
     answers = AnswersTable(session, "answers", ValueMap(session, source.names(with_params=False)),
                            lookup=LookupKind.GENDER, paid_for=f"{table}_gender", owner="me", lease_seconds=60)
-    answers._renew()
+    asyncio.run(answers.renew())
     leases = dict(session.fetchall("SELECT query_hash, lease_expires FROM answers WHERE query_hash LIKE 'h-%'"))
     assert leases["h-mine"] > time.time() and leases["h-other"] == 1
-    answers._release(None)
+    asyncio.run(answers.release())  # every claim of the run
     assert session.fetchall("SELECT query_hash FROM answers WHERE query_hash LIKE 'h-%'") == [("h-other",)]
     assert session.fetchall("SELECT COUNT(*) FROM answers WHERE state = 'answered'") == [(2,)]
-    session.close()
+    session.shutdown()
