@@ -42,12 +42,16 @@ def _version(package: str) -> str:
         return "not installed"
 
 
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def describe() -> dict[str, str]:
     """The machine and software versions, as short strings."""
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {
         "cpu": _cpu_model(),
-        "cores": f"{os.cpu_count()} ({usable} usable by this process)",
+        "cores": f"{os.cpu_count()} ({usable_cores()} usable by this process)",
         "memory": _memory_gib(),
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),

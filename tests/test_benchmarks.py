@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,11 @@ def test_inside_a_task_both_tasks_run_in_one_dag_run_and_the_rerun_pays_nothing(
     for timed in (first, *reruns):
         for task in ("provider", "handwritten"):
             assert 0 < timed[task]["inside"] <= timed[task]["duration"]
+            cores = timed[task]["value"]["cores"]  # what the task's work kept busy, counted inside the task
+            assert cores["task"] > 0 and cores["emulator"] >= 0 and cores["rest"] >= 0
+    cores_rows = section.tables[1].rows
+    assert [row[4] for row in cores_rows] == ["first", "rerun"]
+    assert all(row[-1] == "-" for row in cores_rows)  # no goal at 300 rows
     rerun_row = next(row for row in section.tables[0].rows if row[4] == "rerun")
     assert rerun_row[10].endswith(", 2 runs)")  # the median ratio with its range over the two reruns
     assert _checks(section)["loopback, sqlite, 300 rows, share35, rerun: the provider's rerun pays nothing"] is True
@@ -107,6 +113,56 @@ def test_a_ten_million_row_report_judges_the_issues_goals_in_seconds() -> None:
     assert checks["loopback, postgres, 10,000,000 rows, sample, rerun: the provider's execute()"] is False
     assert "loopback, postgres, 1,000,000 rows, sample, first: the provider's execute()" not in checks
     assert checks["loopback, postgres, 1,000,000 rows, sample, rerun: hand-written @task ÷ provider execute()"] is False
+
+
+def test_a_task_counts_the_emulators_core_seconds_apart_from_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the emulator's process (its id in the task's environment) spends is counted as the emulator's,
+    not as the task's: here a child process kept busy for 0.3 s stands for it."""
+    import subprocess
+    import sys
+
+    from benchmarks.dags.namelookup_in_task_bench import _cores_spent
+
+    busy = subprocess.Popen([sys.executable, "-c", "import time\nend = time.process_time() + 0.3\n"
+                             "while time.process_time() < end: pass\ntime.sleep(30)"])
+    try:
+        monkeypatch.setenv("NAMELOOKUP_BENCH_EMULATOR_PID", str(busy.pid))
+        spent = _cores_spent()
+        time.sleep(1.0)  # the child's busy loop, and this process idle
+        cores = spent()
+    finally:
+        busy.kill()
+        busy.wait()
+    assert cores["emulator"] >= 0.2 and cores["task"] < 0.1
+
+
+def test_the_cores_table_says_when_a_goal_asks_for_less_than_the_providers_floor(monkeypatch: Any) -> None:
+    """A run that keeps ``c`` core-seconds busy on ``n`` cores cannot end before ``c / n``: the report
+    puts that floor beside the time the goal asks of the provider, and says when the goal is below it."""
+    from benchmarks import in_task
+
+    monkeypatch.setattr(in_task, "usable_cores", lambda: 2)
+
+    def task(inside: float, cores: tuple[float, float, float] | None) -> in_task.TaskFigures:
+        value: dict[str, Any] = {"credits_used": 0}
+        if cores is not None:
+            value["cores"] = dict(zip(in_task.CORE_PARTS, cores, strict=True))
+        return in_task.TaskFigures(inside, inside + 0.1, value)
+
+    wan, small = ("postgres", 20_000, "sample", "latency"), ("postgres", 2_000, "sample", "latency")
+    results = {
+        (wan, "first"): [in_task.DagRunFigures(task(1.2, (0.6, 0.3, 0.5)), task(0.9, (0.3, 0.3, 0.2)), credits=0)],
+        (wan, "rerun"): [in_task.DagRunFigures(task(0.1, (0.06, 0.0, 0.02)), task(1.0, (0.3, 0.3, 0.2)), credits=0)],
+        (small, "first"): [in_task.DagRunFigures(task(0.5, None), task(0.4, None), credits=0)],
+    }
+    section = in_task.report(in_task.InTaskOptions(cases=(wan, small)), results)
+    columns, rows = section.tables[1].columns, section.tables[1].rows
+    assert columns[-2:] == ["provider's floor on 2 cores", "the goal's time"]
+    first, rerun = rows  # a task that counted no cores (an older DAG file) gets no row
+    assert first[5:] == ["0.60 s / 0.30 s / 0.50 s", "0.30 s / 0.30 s / 0.20 s", "1.40 s", "0.80 s", "0.70 s",
+                         "0.60 s (below the floor)"]  # 0.9 s / 1.5x = 0.6 s < 1.4 / 2
+    assert rerun[-2:] == ["0.04 s", "0.05 s"]  # 1.0 s / 20x = 0.05 s, above the floor of 0.08 / 2
+
 
 def test_the_hand_written_dags_pay_every_run_and_the_provider_once(tmp_path: Path) -> None:
     from benchmarks import versus_handwritten

@@ -13,6 +13,10 @@ does is timed inside the task, around exactly what a user's task does:
   ``namelookup_default`` connection.
 
 The run's conf names the table: ``{"conn_id", "table", "answers_table", "warehouse", "db", "in_flight"}``.
+Each task also counts the core-seconds its work kept busy (:func:`_cores_spent`): its own process's
+CPU time, the emulator's (its process id in ``NAMELOOKUP_BENCH_EMULATOR_PID``) and the rest of the
+machine's (the warehouse server, anything else), so that a report can say what a run costs the
+machine beside how long it took.
 With ``NAMELOOKUP_BENCH_PROFILE=<dir>`` set, the operator's ``execute`` is also profiled (cProfile)
 into ``<dir>/execute_<run_id>.prof``, to account for the time inside a task.
 The task instances' own durations (start to end, as Airflow records them) are read from the
@@ -25,6 +29,7 @@ import cProfile
 import importlib
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,21 +39,42 @@ from airflow.sdk import DAG, BaseHook, task
 from airflow_provider_namelookup.operators import SqlGenderLookupOperator
 
 
+def _cores_spent() -> Callable[[], dict[str, float]]:
+    """Start counting; the function returned gives the core-seconds spent since: ``task`` (this
+    process), ``emulator`` (0 when its process id is not given) and ``rest`` (the rest of the machine)."""
+    from benchmarks.service import process_cpu_seconds, system_busy_seconds
+
+    pid = int(os.environ.get("NAMELOOKUP_BENCH_EMULATOR_PID") or 0)
+
+    def emulator() -> float:
+        return process_cpu_seconds(pid) if pid else 0.0
+
+    task, service, busy = time.process_time(), emulator(), system_busy_seconds()
+
+    def spent() -> dict[str, float]:
+        used = {"task": time.process_time() - task, "emulator": emulator() - service}
+        return {**used, "rest": max(0.0, system_busy_seconds() - busy - sum(used.values()))}
+
+    return spent
+
+
 class TimedSqlGenderLookupOperator(SqlGenderLookupOperator):
     """``SqlGenderLookupOperator`` whose summary also holds how long ``execute`` took, in seconds."""
 
     def execute(self, context: Any) -> dict[str, Any]:
         profile_dir = os.environ.get("NAMELOOKUP_BENCH_PROFILE")
         profiler = cProfile.Profile() if profile_dir else None
+        cores = _cores_spent()
         started = time.perf_counter()
         if profiler is not None:
             profiler.enable()
         summary = super().execute(context)
         elapsed = time.perf_counter() - started
+        spent = cores()
         if profiler is not None:
             profiler.disable()
             profiler.dump_stats(Path(profile_dir or ".") / f"execute_{context['run_id']}.prof")
-        return {**summary, "execute_seconds": elapsed}
+        return {**summary, "execute_seconds": elapsed, "cores": spent}
 
 
 _DRIVERS = {"postgres": "psycopg", "sqlite": "sqlite3", "duckdb": "duckdb"}
@@ -64,13 +90,15 @@ def _warm_up(conf: dict[str, Any]) -> None:
 def _handwritten(conf: dict[str, Any]) -> dict[str, Any]:
     from benchmarks.handwritten import handwritten_dag
 
+    cores = _cores_spent()
     started = time.perf_counter()
     service = BaseHook.get_connection("namelookup_default")
     params = {"warehouse": conf["warehouse"], "db": conf.get("db"), "table": conf["table"],
               "in_flight": int(conf.get("in_flight", 16)), "upsert": "join", "url": service.host,
               "token": service.password}
     value = handwritten_dag(params)()
-    return {**value, "execute_seconds": time.perf_counter() - started}
+    elapsed = time.perf_counter() - started
+    return {**value, "execute_seconds": elapsed, "cores": cores()}
 
 
 for dag_id, provider_first in (("bench_provider_first", True), ("bench_handwritten_first", False)):
