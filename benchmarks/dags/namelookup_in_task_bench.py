@@ -59,7 +59,8 @@ def _cores_spent() -> Callable[[], dict[str, float]]:
 
 
 class TimedSqlGenderLookupOperator(SqlGenderLookupOperator):
-    """``SqlGenderLookupOperator`` whose summary also holds how long ``execute`` took, in seconds."""
+    """``SqlGenderLookupOperator`` whose summary also holds how long ``execute`` took, in seconds, and the
+    core-seconds it kept busy (``cores``, see :func:`_cores_spent`)."""
 
     def execute(self, context: Any) -> dict[str, Any]:
         profile_dir = os.environ.get("NAMELOOKUP_BENCH_PROFILE")
