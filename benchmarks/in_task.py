@@ -40,6 +40,7 @@ from typing import Any
 
 from benchmarks.distributions import customer_rows_of
 from benchmarks.figures import Section, count, ratio, seconds
+from benchmarks.figures import Table as ReportTable
 from benchmarks.machine import usable_cores
 from benchmarks.service import BenchService
 
@@ -276,6 +277,7 @@ def report(options: InTaskOptions, results: dict[tuple[Case, str], list[DagRunFi
         "execute(), the @task's whole body); task = the task instance's duration as Airflow records it; its "
         "summary = the run's own duration_seconds. Ratio = hand-written ÷ provider (above 1: the provider is "
         "faster); medians, and the median ratio with its range over the repetitions:")
+    cores = _cores_table(section)
     for case in options.cases:
         warehouse, rows, distribution, network = case
         label = "loopback" if network == "loopback" else f"{low:g}-{high:g} ms"
@@ -293,7 +295,7 @@ def report(options: InTaskOptions, results: dict[tuple[Case, str], list[DagRunFi
                       seconds(_median([r.handwritten.duration for r in runs])),
                       _shown(inside), _shown(durations), count(runs[0].provider.value.get("credits_used", 0)))
             _check(section, case, attempt, label, inside, runs)
-    _cores_table(section, options, results)
+            _add_cores(cores, case, attempt, label, runs)
     section.data = {"options": {"cases": [list(c) for c in options.cases], "repeats": options.repeats,
                                 "reruns": options.reruns, "latency_ms": [low, high], "seed": options.seed},
                     "runs": {"_".join(map(str, (*case, attempt))): [
@@ -318,12 +320,11 @@ def _spent(runs: list[TaskFigures]) -> tuple[dict[str, float], float] | None:
                                                                                          for c in counted])
 
 
-def _cores_table(section: Section, options: InTaskOptions,
-                 results: dict[tuple[Case, str], list[DagRunFigures]]) -> None:
-    """What each task's work cost the machine, beside the time a goal asks of the provider: on a
-    machine of ``n`` cores a run that keeps ``c`` core-seconds busy cannot end before ``c / n``."""
+def _cores_table(section: Section) -> ReportTable:
+    """The section's table of what each task's work cost the machine, beside the time a goal asks of
+    the provider: on a machine of ``n`` cores a run that keeps ``c`` core-seconds busy cannot end before ``c / n``."""
     n = usable_cores()
-    table = section.table(
+    return section.table(
         ["network", "warehouse", "table", "names", "run", "provider: task / emulator / rest",
          "hand-written: task / emulator / rest", "provider in all", "hand-written in all",
          f"provider's floor on {n} cores", "the goal's time"],
@@ -331,24 +332,22 @@ def _cores_table(section: Section, options: InTaskOptions,
         "of the emulator, and of the rest of the machine: the warehouse server, anything else), medians. A "
         f"run cannot end before its core-seconds ÷ the cores ({n} here); the goal's time is the hand-written "
         "task's time ÷ the goal, what the provider's execute() would have to take:")
-    low, high = options.latency_ms
-    for case in options.cases:
-        warehouse, rows, distribution, network = case
-        for attempt in ATTEMPTS:
-            runs = results.get((case, attempt), [])
-            provider, handwritten = _spent([r.provider for r in runs]), _spent([r.handwritten for r in runs])
-            if provider is None or handwritten is None:
-                continue
-            goal = _goal(case, attempt)
-            goal_time = _median([r.handwritten.inside for r in runs]) / goal if goal else None
-            floor = provider[1] / n
-            label = "loopback" if network == "loopback" else f"{low:g}-{high:g} ms"
-            table.add(label, warehouse, f"{count(rows)} rows", distribution, attempt,
-                      " / ".join(seconds(provider[0][part]) for part in CORE_PARTS),
-                      " / ".join(seconds(handwritten[0][part]) for part in CORE_PARTS),
-                      seconds(provider[1]), seconds(handwritten[1]), seconds(floor),
-                      "-" if goal_time is None else
-                      f"{seconds(goal_time)}{' (below the floor)' if goal_time < floor else ''}")
+
+
+def _add_cores(table: ReportTable, case: Case, attempt: str, label: str, runs: list[DagRunFigures]) -> None:
+    """``case``'s row of the cores table (none when its tasks counted no cores)."""
+    provider, handwritten = _spent([r.provider for r in runs]), _spent([r.handwritten for r in runs])
+    if provider is None or handwritten is None:
+        return
+    warehouse, rows, distribution, _ = case
+    goal = _goal(case, attempt)
+    goal_time = _median([r.handwritten.inside for r in runs]) / goal if goal else None
+    floor = provider[1] / usable_cores()
+    table.add(label, warehouse, f"{count(rows)} rows", distribution, attempt,
+              " / ".join(seconds(provider[0][part]) for part in CORE_PARTS),
+              " / ".join(seconds(handwritten[0][part]) for part in CORE_PARTS),
+              seconds(provider[1]), seconds(handwritten[1]), seconds(floor),
+              "-" if goal_time is None else f"{seconds(goal_time)}{' (below the floor)' if goal_time < floor else ''}")
 
 
 def _goal(case: Case, attempt: str) -> float | None:

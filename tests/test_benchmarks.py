@@ -141,7 +141,8 @@ def test_a_task_counts_the_emulators_core_seconds_apart_from_its_own(monkeypatch
     assert cores["emulator"] >= 0.25 and cores["task"] < 0.1
 
 
-def test_the_cores_table_says_when_a_goal_asks_for_less_than_the_providers_floor(monkeypatch: Any) -> None:
+def test_the_cores_table_says_when_a_goal_asks_for_less_than_the_providers_floor(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """A run that keeps ``c`` core-seconds busy on ``n`` cores cannot end before ``c / n``: the report
     puts that floor beside the time the goal asks of the provider, and says when the goal is below it."""
     from benchmarks import in_task
