@@ -12,6 +12,7 @@ parses it with sqlglot in the warehouse's dialect and refuses:
   ``COPY``, ``CALL``, a ``WITH`` that modifies data, ``SELECT ... INTO`` (which creates a
   table) or ``FOR UPDATE`` (which locks rows);
 - bind parameters (``?``, ``:name``, ``%s``): nothing is bound to them;
+- the service connection's token (it would reach the warehouse's statement logs);
 - MySQL's executable comments (``/*! ... */``: comments to sqlglot, code to MySQL) and a
   backslash before a quote (engines disagree on whether it ends the string).
 
@@ -31,12 +32,14 @@ Example::
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any
 
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
-from airflow_provider_namelookup.warehouse.where_clause import WhereRefused, parsed_text
+from airflow_provider_namelookup.token_guard import holds_secret
+from airflow_provider_namelookup.warehouse.where_clause import WhereRefused, parsed_text, refused_secret
 
 __all__ = ["checked_select"]
 
@@ -49,16 +52,19 @@ def _refuse(sql: str, rule: str) -> WhereRefused:
     return WhereRefused(f"sql must be one query that reads: {rule}; got {shown!r}")
 
 
-def checked_select(sql: Any, read: str | None) -> str:
+def checked_select(sql: Any, read: str | None, *, secrets: Collection[str] = ()) -> str:
     """``sql`` stripped of blanks and one trailing ``;``, once it is one read-only query.
 
     :param sql: the rendered ``sql`` argument.
     :param read: sqlglot's name of the warehouse's SQL (None: sqlglot's own, for a warehouse the
         table operators do not know).
+    :param secrets: the service connection's token: an ``sql`` that holds it is refused unquoted.
     :raises WhereRefused: naming ``sql``, the rule it breaks and its text (no retry can fix it).
     """
     if not isinstance(sql, str) or not sql.strip():
         raise _refuse(str(sql), "it is empty" if isinstance(sql, str) else f"it is a {type(sql).__name__}")
+    if holds_secret(sql.strip(), secrets):
+        raise refused_secret("sql")
     text = sql.strip()
     if text.endswith(";"):
         text = text[:-1].rstrip()
