@@ -20,16 +20,22 @@ Everything else is refused before any SQL runs, with a message that names the ru
 function): any other function (``query_to_xml``, ``pg_read_file``, ``pg_sleep``,
 ``set_config``, ``lo_import``, ``load_file`` can read other tables or files, sleep, write or
 kill sessions), a subquery, a second statement, a comment, a bind parameter, a backslash
-before a quote (engines disagree on whether it ends the string), a column named with its
-table, a cast to anything but a plain type (``::regclass``), and a filter longer than
-:data:`MAX_LENGTH` characters or nested deeper than :data:`MAX_NESTING` parentheses.
+before a quote (engines disagree on whether it ends the string), a string written otherwise
+than ``'...'`` (``E''``, ``U&''``, ``N''``, ``X''``), ``= NULL`` (a setting makes it ``IS NULL``
+on PostgreSQL and SQL Server), a column named with its table, a cast to anything but a plain
+type (``::regclass``), the service connection's token (never quoted back), and a filter longer
+than :data:`MAX_LENGTH` characters or nested deeper than :data:`MAX_NESTING` parentheses.
 
-What runs is not the text as written but the checked tree written back by sqlglot in the
-same dialect, every column quoted: a string sqlglot read as a literal reaches the warehouse
-as a literal, whatever the engine's own reading of the original would have been. Before the
-first statement the run checks that each column exists in the source
-(:func:`check_where_columns`, naming the nearest existing names), and a warehouse error raised
-while the filter runs is reported without the values it quoted (:func:`without_values`).
+What runs is not the text as written but the checked tree written back in the same dialect
+(:mod:`~airflow_provider_namelookup.warehouse.sent_where`): every column quoted, every string
+spelled so that every setting of the engine reads the value sqlglot read, every ``NOT`` before
+parentheses; and that text is itself judged, read again as the engine would read it under each
+setting that changes how it reads a literal or an operator (PostgreSQL's
+``standard_conforming_strings``, MySQL's ``sql_mode``, ...), and refused unless every reading is
+the checked condition. Before the first statement the run checks that each column exists in
+the source (:func:`check_where_columns`, naming the nearest existing names), and a warehouse
+error raised while the filter runs is reported without the values it quoted
+(:func:`without_values`).
 
 Example::
 
@@ -103,7 +109,8 @@ class WhereRefused(WarehouseInputError):
 class CheckedWhere:
     """A ``where`` that keeps every rule.
 
-    :param sql: what runs: the condition written back by sqlglot, every column quoted.
+    :param sql: what runs: the condition written back (:func:`~.sent_where.sent_text`), every
+        column quoted, read alike under every setting of the engine.
     :param columns: the source columns it reads, as written.
     :param written: the text as the DAG author (or the run's trigger) wrote it, stripped.
     """
