@@ -192,7 +192,7 @@ def checked_where(where: Any, dialect: WarehouseDialect | type[WarehouseDialect]
     _check_tree(text, root, dialect)
     columns = tuple(dict.fromkeys(column.name for column in root.find_all(exp.Column)))
     try:
-        sql = sent_text(normalize_identifiers(root.copy(), dialect=read), dialect)
+        sql = sent_text(normalize_identifiers(root.copy(), dialect=read), dialect, copy=False)
     except SentDiffers as err:
         raise _condition(text, str(err)) from None
     except RecursionError:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, ClassVar
 
 from sqlglot import exp
@@ -40,13 +40,18 @@ from airflow_provider_namelookup.warehouse.dialects.cloud import CloudTableDiale
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.dialects.where_literals import (
     UnwritableString,
-    WhereReading,
     backslash_escapes,
     quotes_as,
 )
 
 _CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "DOUBLE", "decimal": "DECIMAL(38, 10)",
           "datetime": "TIMESTAMP", "date": "DATE"}
+
+
+@lru_cache(maxsize=1024)
+def _written_as_is(character: str) -> bool:
+    """sqlglot writes ``character`` in a Databricks string as itself (not as an escape such as ``\\n``)."""
+    return bool(exp.Literal.string(character).sql("databricks") == f"'{character}'")
 
 
 # proof: Apache Spark 3.5.6 (the engine Databricks SQL grew from) ran every statement of whole runs on Iceberg
@@ -67,9 +72,9 @@ class DatabricksDialect(CloudTableDialect, name="databricks", proof="emulator",
                           duplicate_key_words=("already exists", "table_or_view_already_exists"))
     where_string_forms: ClassVar[tuple[type[exp.Expression], ...]] = (exp.Concat, exp.Chr)
     where_readings = (
-        WhereReading("spark.sql.parser.escapedStringLiterals = true", backslash_escapes(Databricks)),
-        WhereReading("spark.sql.ansi.doubleQuotedIdentifiers = true",
-                     quotes_as(Databricks, strings=["'"], identifiers=["`", '"'])),
+        backslash_escapes("spark.sql.parser.escapedStringLiterals = true", Databricks),
+        quotes_as("spark.sql.ansi.doubleQuotedIdentifiers = true", Databricks, strings=["'"],
+                  identifiers=["`", '"']),
     )
 
     @classmethod
@@ -82,9 +87,11 @@ class DatabricksDialect(CloudTableDialect, name="databricks", proof="emulator",
         >>> DatabricksDialect.where_string("O'Neil")
         "CONCAT('O', CHR(39), 'Neil')"
         """
+        if "'" not in value and "\\" not in value and value.isprintable():
+            return super().where_string(value)
         parts: list[exp.Expression] = []
         for character in value:
-            if exp.Literal.string(character).sql("databricks") == f"'{character}'":
+            if _written_as_is(character):
                 if parts and isinstance(parts[-1], exp.Literal):
                     parts[-1] = exp.Literal.string(parts[-1].this + character)
                 else:

@@ -40,7 +40,6 @@ from airflow_provider_namelookup.warehouse.dialects.base import (
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.dialects.where_literals import (
     UnwritableString,
-    WhereReading,
     quotes_as,
 )
 from airflow_provider_namelookup.warehouse.schema import Column
@@ -68,8 +67,7 @@ class MsSqlDialect(WarehouseDialect, name="mssql", sqlglot_name="tsql", proof="p
                                                "there is already an object"))
 
     where_string_forms: ClassVar[tuple[type[exp.Expression], ...]] = (exp.National,)
-    where_readings = (WhereReading("QUOTED_IDENTIFIER OFF", quotes_as(TSQL, strings=["'", '"'],
-                                                                       identifiers=[("[", "]")])),)
+    where_readings = (quotes_as("QUOTED_IDENTIFIER OFF", TSQL, strings=["'", '"'], identifiers=[("[", "]")]),)
 
     @classmethod
     def where_string(cls, value: str) -> str:

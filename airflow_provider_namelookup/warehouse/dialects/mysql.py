@@ -31,7 +31,6 @@ from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, Na
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.dialects.where_literals import (
     UnwritableString,
-    WhereReading,
     backslash_escapes,
     double_pipe_concatenates,
     quotes_as,
@@ -60,9 +59,9 @@ class MySqlDialect(WarehouseDialect, name="mysql",
                           duplicate_key_codes=frozenset({1050, 1060, 1062, 1068}))
     claimed_row = ""  # ON DUPLICATE KEY UPDATE names the existing row's columns bare
     where_readings = (
-        WhereReading("sql_mode NO_BACKSLASH_ESCAPES", backslash_escapes(MySQL, "'", '"')),
-        WhereReading("sql_mode ANSI_QUOTES", quotes_as(MySQL, strings=["'"], identifiers=["`", '"'])),
-        WhereReading("sql_mode PIPES_AS_CONCAT", double_pipe_concatenates(MySQL)),
+        backslash_escapes("sql_mode NO_BACKSLASH_ESCAPES", MySQL, "'", '"'),
+        quotes_as("sql_mode ANSI_QUOTES", MySQL, strings=["'"], identifiers=["`", '"']),
+        double_pipe_concatenates("sql_mode PIPES_AS_CONCAT", MySQL),
     )  # HIGH_NOT_PRECEDENCE: every NOT is written before parentheses
     where_string_forms: ClassVar[tuple[type[exp.Expression], ...]] = (exp.Repeat,)
 

@@ -29,7 +29,7 @@ from sqlglot.dialects.postgres import Postgres
 
 from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, OnConflictDialect
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
-from airflow_provider_namelookup.warehouse.dialects.where_literals import WhereReading, backslash_escapes
+from airflow_provider_namelookup.warehouse.dialects.where_literals import backslash_escapes
 
 _STAGE_PREFIX = "namelookup_stage_"
 _BIG_STATEMENT_SETTINGS = ("SELECT set_config('work_mem', '64MB', true), "
@@ -54,7 +54,7 @@ class PostgresDialect(OnConflictDialect, name="postgresql", sqlglot_name="postgr
     server_side_cursor = True
     creates_target_at_fill = True
     update_returning = "a.query_hash"
-    where_readings = (WhereReading("standard_conforming_strings = off", backslash_escapes(Postgres, "'", "\\")),)
+    where_readings = (backslash_escapes("standard_conforming_strings = off", Postgres, "'", "\\"),)
 
     @classmethod
     def where_string(cls, value: str) -> str:

@@ -140,6 +140,8 @@ class Spelling:
 
         :raises ~.where_literals.UnwritableString: the engine has no spelling every setting reads the same.
         """
+        if "'" not in value and "\\" not in value and value.isprintable():
+            return f"'{value}'"  # what sqlglot writes of it on every engine, without building a generator
         return exp.Literal.string(value).sql(dialect=cls.sqlglot_name or cls.name)
 
     # Names and types ----------------------------------------------------------------------------------------

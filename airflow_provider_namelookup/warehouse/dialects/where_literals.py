@@ -17,7 +17,7 @@ after it, so ``'a\\' OR ...`` no longer ends where sqlglot read it end. A dialec
 Example::
 
     >>> from sqlglot.dialects.postgres import Postgres
-    >>> reading = WhereReading("standard_conforming_strings = off", backslash_escapes(Postgres, "'", "\\\\"))
+    >>> reading = backslash_escapes("standard_conforming_strings = off", Postgres, "'", "\\\\")
     >>> import sqlglot
     >>> sqlglot.parse_one("x = 'a\\\\' OR y = ' AND z = 1", read=reading.read).sql("postgres")
     "x = 'a'' OR y = ' AND z = 1"
@@ -44,10 +44,17 @@ class WhereReading:
 
     :param setting: the setting as its engine's documentation names it (``sql_mode NO_BACKSLASH_ESCAPES``).
     :param read: a sqlglot dialect that reads text as the engine does with that setting.
+    :param marks: what a text must hold for the setting to change its reading (a backslash, a
+        double quote, ``||``): a text holding none is read as by default.
     """
 
     setting: str
     read: type[Dialect]
+    marks: tuple[str, ...]
+
+    def may_change(self, text: str) -> bool:
+        """Whether ``text`` holds one of :attr:`marks`."""
+        return any(mark in text for mark in self.marks)
 
 
 def _variant(base: type[Dialect], name: str, dialect: dict[str, Any] | None = None,
@@ -60,21 +67,27 @@ def _variant(base: type[Dialect], name: str, dialect: dict[str, Any] | None = No
     return type(name, (base,), attributes)
 
 
-def backslash_escapes(base: type[Dialect], *escapes: str) -> type[Dialect]:
-    """``base`` reading a string's escapes as ``escapes`` (with ``\\``: a backslash escapes what
-    follows it; without: a backslash is a character like another)."""
+def backslash_escapes(setting: str, base: type[Dialect], *escapes: str) -> WhereReading:
+    """``setting``: ``base`` reading a string's escapes as ``escapes`` (with ``\\``: a backslash
+    escapes what follows it; without: a backslash is a character like another)."""
     suffix = "Backslash" if "\\" in escapes else "NoBackslash"
-    return _variant(base, f"NameLookup{base.__name__}{suffix}Escapes", tokenizer={"STRING_ESCAPES": list(escapes)})
+    read = _variant(base, f"NameLookup{base.__name__}{suffix}Escapes", tokenizer={"STRING_ESCAPES": list(escapes)})
+    return WhereReading(setting, read, ("\\",))
 
 
-def quotes_as(base: type[Dialect], *, strings: list[Any], identifiers: list[Any]) -> type[Dialect]:
-    """``base`` reading ``strings`` as a string's quotes and ``identifiers`` as a name's (MySQL's
-    ``ANSI_QUOTES``: ``"`` quotes names)."""
+def quotes_as(setting: str, base: type[Dialect], *, strings: list[Any], identifiers: list[Any]) -> WhereReading:
+    """``setting``: ``base`` reading ``strings`` as a string's quotes and ``identifiers`` as a name's
+    (MySQL's ``ANSI_QUOTES``: ``"`` quotes names)."""
     marks = "".join(str(mark) for mark in identifiers).encode().hex()
-    return _variant(base, f"NameLookup{base.__name__}Quotes{marks}",
+    read = _variant(base, f"NameLookup{base.__name__}Quotes{marks}",
                     tokenizer={"QUOTES": strings, "IDENTIFIERS": identifiers})
+    before, after = base.tokenizer_class, read.tokenizer_class
+    moved = (set(before._QUOTES) ^ set(after._QUOTES)) | (set(before._IDENTIFIERS) ^ set(after._IDENTIFIERS))
+    return WhereReading(setting, read, tuple(sorted(moved)))
 
 
-def double_pipe_concatenates(base: type[Dialect]) -> type[Dialect]:
-    """``base`` reading ``||`` as string concatenation (MySQL's ``PIPES_AS_CONCAT``; by default, ``OR``)."""
-    return _variant(base, f"NameLookup{base.__name__}PipesConcat", dialect={"DPIPE_IS_STRING_CONCAT": True})
+def double_pipe_concatenates(setting: str, base: type[Dialect]) -> WhereReading:
+    """``setting``: ``base`` reading ``||`` as string concatenation (MySQL's ``PIPES_AS_CONCAT``; by
+    default, ``OR``)."""
+    read = _variant(base, f"NameLookup{base.__name__}PipesConcat", dialect={"DPIPE_IS_STRING_CONCAT": True})
+    return WhereReading(setting, read, ("||",))
