@@ -34,7 +34,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_provider_namelookup.warehouse.diagnosis import (
@@ -79,6 +79,8 @@ class TableEvaluationSource:
     group_column: str | None = None
     where: str | None = None
     sql: str | None = None
+    secrets: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    """The service connection's token: a ``where`` or ``sql`` holding it is refused unquoted."""
 
     def __post_init__(self) -> None:
         if (self.source_table is None) == (self.sql is None):
@@ -114,7 +116,8 @@ class TableEvaluationSource:
         assert self.source_table is not None and self.key_column is not None
         key, label = quote(self.key_column), quote(self.label_column)
         group = f", s.{quote(self.group_column)}" if self.group_column else ""
-        source = filtered(f"SELECT * FROM {quote(self.source_table)}", checked_where(self.where, dialect))
+        source = filtered(f"SELECT * FROM {quote(self.source_table)}",
+                          checked_where(self.where, dialect, secrets=self.secrets))
         return (f"SELECT s.{label}, t.gender, t.probability, t.samples, t.status{group}\n"
                 f"FROM ({source}) s\n"
                 f"LEFT JOIN {quote(self.target)} t ON t.{key} = s.{key}")
@@ -126,7 +129,7 @@ class TableEvaluationSource:
             yield from self._rows_of_sql(hook)
             return
         dialect = dialect_for(hook)
-        if (checked := checked_where(self.where, dialect)) is not None:
+        if (checked := checked_where(self.where, dialect, secrets=self.secrets)) is not None:
             assert self.source_table is not None
             source = f"SELECT * FROM {dialect.quote(self.source_table)}"
             check_where_columns(checked, _column_names(hook, dialect.no_rows("*", f"({source}) s")),
@@ -164,7 +167,8 @@ class TableEvaluationSource:
 
     def _rows_of_sql(self, hook: Any) -> Iterator[dict[str, Any]]:
         warehouse = warehouse_of(engine_of(hook))
-        sql = checked_select(self.sql, sqlglot_dialect(warehouse.dialect_class()) if warehouse else None)
+        sql = checked_select(self.sql, sqlglot_dialect(warehouse.dialect_class()) if warehouse else None,
+                             secrets=self.secrets)
         columns: list[str] = []
         for values in _fetch(hook, sql, columns):
             named = dict(zip(columns, values, strict=True))

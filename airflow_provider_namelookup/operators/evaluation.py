@@ -52,7 +52,7 @@ from airflow_provider_namelookup.heap import leaves_older_objects_alone
 from airflow_provider_namelookup.models import result_view
 from airflow_provider_namelookup.operators.base import fail_without_retry_on_unfixable_errors
 from airflow_provider_namelookup.operators.sql_hook import sql_hook, warehouse_hook
-from airflow_provider_namelookup.operators.token_masking import MasksTokenBeforeRendering
+from airflow_provider_namelookup.operators.token_masking import MasksTokenBeforeRendering, service_token
 
 
 class _GenderEvaluationBase(MasksTokenBeforeRendering, BaseOperator):
@@ -171,10 +171,13 @@ class SqlGenderEvaluationOperator(_GenderEvaluationBase, BaseSQLOperator):
         if not any("{{" in str(getattr(self, field)) for field in ("source_table", "target_table", "where", "sql")):
             self.source_spec()  # a bad name or a missing key fails when the DAG is parsed (else once rendered)
 
-    def source_spec(self) -> TableEvaluationSource:
+    def source_spec(self, secrets: frozenset[str] = frozenset()) -> TableEvaluationSource:
+        """The rows' source; ``secrets`` (the service connection's token, read when the task runs)
+        refuses a ``where`` or ``sql`` holding it."""
         return TableEvaluationSource(source_table=self.source_table, key_column=self.key_column,
                                      label_column=self.label_column, target_table=self.target_table,
-                                     group_column=self.group_column, where=self.where or None, sql=self.sql)
+                                     group_column=self.group_column, where=self.where or None, sql=self.sql,
+                                     secrets=secrets)
 
     @property
     def group_name(self) -> str:
@@ -184,7 +187,7 @@ class SqlGenderEvaluationOperator(_GenderEvaluationBase, BaseSQLOperator):
     def execute(self, context: Context) -> dict[str, Any]:
         # A name, a where or an sql that is wrong now is wrong at every retry: fail at once.
         with fail_without_retry_on_unfixable_errors((ValueError, AirflowNotFoundException)):
-            spec = self.source_spec()
+            spec = self.source_spec(service_token(self.namelookup_conn_id))
             hook = warehouse_hook(self.get_db_hook, str(self.conn_id))
             # closing(): an evaluation that stops early (on_unreadable="raise") closes the warehouse
             # connection here, in the thread that opened it, not whenever the generator is collected.

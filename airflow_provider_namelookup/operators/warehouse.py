@@ -174,7 +174,7 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         source = TableSource(session.dialect, table=self.source_table, sql=self.sql, key_column=self.key_column,
                              name_column=self.name_column,
                              country_column=self.country_column if self.lookup.takes_hints else None,
-                             where=self.where)
+                             where=self.where, secrets=self.forbidden_values)
         ti = (context or {}).get("ti")
         spender = spender_of(ti.dag_id, ti.run_id, ti.task_id, ti.map_index if ti.map_index is not None else -1) \
             if ti is not None and getattr(ti, "run_id", None) else ""

@@ -19,8 +19,8 @@ Example::
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Iterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, Collection, Iterator
+from dataclasses import InitVar, dataclass, field
 from typing import Any, Protocol
 
 from airflow_provider_namelookup.engine.plan import QueryRules, build_query_object
@@ -68,6 +68,8 @@ class TableSource:
     :param where: optional filter on the source's columns, checked by
         :func:`~airflow_provider_namelookup.warehouse.where_clause.checked_where` (what runs is
         :attr:`checked`).
+    :param secrets: the service connection's token: a ``where`` or ``sql`` holding it is refused
+        unquoted (not kept).
     """
 
     dialect: WarehouseDialect
@@ -78,8 +80,9 @@ class TableSource:
     country_column: str | None = None
     where: str | None = None
     checked: CheckedWhere | None = field(init=False, default=None)
+    secrets: InitVar[Collection[str]] = ()
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, secrets: Collection[str]) -> None:
         if (self.table is None) == (self.sql is None):
             raise ValueError("give exactly one of source_table and sql")
         if self.table:
@@ -89,8 +92,8 @@ class TableSource:
         if self.country_column:
             check_identifier(self.country_column, "country_column")
         if self.sql is not None:
-            object.__setattr__(self, "sql", checked_select(self.sql, sqlglot_dialect(self.dialect)))
-        object.__setattr__(self, "checked", checked_where(self.where, self.dialect))
+            object.__setattr__(self, "sql", checked_select(self.sql, sqlglot_dialect(self.dialect), secrets=secrets))
+        object.__setattr__(self, "checked", checked_where(self.where, self.dialect, secrets=secrets))
         object.__setattr__(self, "where", self.checked.written if self.checked else None)
 
     @property

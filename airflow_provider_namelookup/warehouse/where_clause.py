@@ -20,16 +20,22 @@ Everything else is refused before any SQL runs, with a message that names the ru
 function): any other function (``query_to_xml``, ``pg_read_file``, ``pg_sleep``,
 ``set_config``, ``lo_import``, ``load_file`` can read other tables or files, sleep, write or
 kill sessions), a subquery, a second statement, a comment, a bind parameter, a backslash
-before a quote (engines disagree on whether it ends the string), a column named with its
-table, a cast to anything but a plain type (``::regclass``), and a filter longer than
-:data:`MAX_LENGTH` characters or nested deeper than :data:`MAX_NESTING` parentheses.
+before a quote (engines disagree on whether it ends the string), a string written otherwise
+than ``'...'`` (``E''``, ``U&''``, ``N''``, ``X''``), ``= NULL`` (a setting makes it ``IS NULL``
+on PostgreSQL and SQL Server), a column named with its table, a cast to anything but a plain
+type (``::regclass``), the service connection's token (never quoted back), and a filter longer
+than :data:`MAX_LENGTH` characters or nested deeper than :data:`MAX_NESTING` parentheses.
 
-What runs is not the text as written but the checked tree written back by sqlglot in the
-same dialect, every column quoted: a string sqlglot read as a literal reaches the warehouse
-as a literal, whatever the engine's own reading of the original would have been. Before the
-first statement the run checks that each column exists in the source
-(:func:`check_where_columns`, naming the nearest existing names), and a warehouse error raised
-while the filter runs is reported without the values it quoted (:func:`without_values`).
+What runs is not the text as written but the checked tree written back in the same dialect
+(:mod:`~airflow_provider_namelookup.warehouse.sent_where`): every column quoted, every string
+spelled so that every setting of the engine reads the value sqlglot read, every ``NOT`` before
+parentheses; and that text is itself judged, read again as the engine would read it under each
+setting that changes how it reads a literal or an operator (PostgreSQL's
+``standard_conforming_strings``, MySQL's ``sql_mode``, ...), and refused unless every reading is
+the checked condition. Before the first statement the run checks that each column exists in
+the source (:func:`check_where_columns`, naming the nearest existing names), and a warehouse
+error raised while the filter runs is reported without the values it quoted
+(:func:`without_values`).
 
 Example::
 
@@ -47,7 +53,7 @@ Example::
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,11 +63,13 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.tokens import TokenType
 
+from airflow_provider_namelookup.token_guard import holds_secret
 from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, nearest_hint
 from airflow_provider_namelookup.warehouse.dialects.base import WarehouseDialect
+from airflow_provider_namelookup.warehouse.sent_where import SentDiffers, sent_text, sqlglot_dialect
 
 __all__ = ["MAX_LENGTH", "MAX_NESTING", "PLAIN_TYPES", "CheckedWhere", "WhereRefused", "check_where_columns",
-           "checked_where", "filtered", "sqlglot_dialect", "without_values"]
+           "checked_where", "filtered", "refused_secret", "sqlglot_dialect", "without_values"]
 
 MAX_LENGTH = 100_000
 """Characters a ``where`` may have (an ``IN`` list of a few thousand keys fits)."""
@@ -87,6 +95,8 @@ _STRUCTURE: tuple[type[exp.Expression], ...] = (
 )
 """What a condition is built of besides function calls: columns, literals and operators."""
 _UNIT_HOLDERS = (exp.Extract, exp.Interval, exp.DataType)
+_OTHER_STRINGS = (exp.ByteString, exp.UnicodeString, exp.National, exp.HexString, exp.BitString, exp.Introducer)
+"""Strings written otherwise than ``'...'`` (``E''``, ``U&''``, ``N''``, ``X''``, ``B''``, ``_utf8mb4'...'``)."""
 _ESCAPED_QUOTE = re.compile(r"\\['\"`]")
 _QUOTED = re.compile(r"\"(?:[^\"]|\"\")*\"|'(?:[^']|'')*'|`[^`]*`")
 
@@ -99,7 +109,8 @@ class WhereRefused(WarehouseInputError):
 class CheckedWhere:
     """A ``where`` that keeps every rule.
 
-    :param sql: what runs: the condition written back by sqlglot, every column quoted.
+    :param sql: what runs: the condition written back (:func:`~.sent_where.sent_text`), every
+        column quoted, read alike under every setting of the engine.
     :param columns: the source columns it reads, as written.
     :param written: the text as the DAG author (or the run's trigger) wrote it, stripped.
     """
@@ -107,11 +118,6 @@ class CheckedWhere:
     sql: str
     columns: tuple[str, ...]
     written: str
-
-
-def sqlglot_dialect(dialect: WarehouseDialect | type[WarehouseDialect]) -> str:
-    """sqlglot's name of a warehouse dialect's SQL (PostgreSQL's is ``postgres``)."""
-    return dialect.sqlglot_name or dialect.name
 
 
 def parsed_text(text: str, read: str | None, refuse: Callable[[str], WhereRefused], *, what: str, otherwise: str,
@@ -146,11 +152,14 @@ def _condition(where: str, rule: str) -> WhereRefused:
     return _refuse(where, f"where must be one boolean expression over the source's columns: {rule}")
 
 
-def checked_where(where: Any, dialect: WarehouseDialect | type[WarehouseDialect]) -> CheckedWhere | None:
+def checked_where(where: Any, dialect: WarehouseDialect | type[WarehouseDialect], *,
+                  secrets: Collection[str] = ()) -> CheckedWhere | None:
     """``where`` checked against the rules of the module (None when blank).
 
     :param where: the rendered ``where`` of an operator.
     :param dialect: the warehouse's dialect (its class will do).
+    :param secrets: the service connection's token: a ``where`` that holds it
+        (:func:`~airflow_provider_namelookup.token_guard.holds_secret`) is refused without being quoted.
     :raises WhereRefused: naming ``where``, the rule it breaks and its text.
     """
     if where is None:
@@ -160,6 +169,8 @@ def checked_where(where: Any, dialect: WarehouseDialect | type[WarehouseDialect]
     text = where.strip()
     if not text:
         return None
+    if holds_secret(text, secrets):
+        raise refused_secret("where")
     if len(text) > MAX_LENGTH:
         raise _condition(text, f"it is longer than {MAX_LENGTH:,} characters (a longer list of keys belongs in a "
                                "table the source joins, through sql=)")
@@ -181,10 +192,19 @@ def checked_where(where: Any, dialect: WarehouseDialect | type[WarehouseDialect]
     _check_tree(text, root, dialect)
     columns = tuple(dict.fromkeys(column.name for column in root.find_all(exp.Column)))
     try:
-        sql = normalize_identifiers(root.copy(), dialect=read).sql(dialect=read, identify=True)
+        sql = sent_text(normalize_identifiers(root.copy(), dialect=read), dialect, copy=False)
+    except SentDiffers as err:
+        raise _condition(text, str(err)) from None
     except RecursionError:
         raise _condition(text, "it is nested too deeply to write back") from None
     return CheckedWhere(sql=sql, columns=columns, written=text)
+
+
+def refused_secret(argument: str) -> WhereRefused:
+    """The refusal of an SQL argument (``where``, ``sql``) that holds the service connection's token:
+    it would reach the warehouse's statement logs; the message never quotes it."""
+    return WhereRefused(f"{argument} holds the service connection's API token: it is never sent to the warehouse "
+                        f"(its text is not shown)")
 
 
 def _nesting(tokens: Sequence[Any]) -> int:
@@ -199,6 +219,7 @@ def _nesting(tokens: Sequence[Any]) -> int:
 
 
 def _check_tree(text: str, root: exp.Condition, dialect: WarehouseDialect | type[WarehouseDialect]) -> None:
+    read = sqlglot_dialect(dialect)
     functions = dialect.where_functions
     allowed = {kind for kinds in functions.values() for kind in kinds}
     if root.find(exp.Query, exp.Subquery) is not None:
@@ -214,15 +235,31 @@ def _check_tree(text: str, root: exp.Condition, dialect: WarehouseDialect | type
                                    f"booleans), not {node.sql()}")
         if isinstance(node, exp.Var) and isinstance(node.parent, _UNIT_HOLDERS):
             continue  # a date part or interval unit (YEAR, DAY)
+        if isinstance(node, dialect.where_string_forms) and node.find(exp.Column) is None:
+            continue  # a string as the dialect writes it (SQL Server's N'...')
+        if isinstance(node, _OTHER_STRINGS):
+            raise _condition(text, f"write a string as '...', a quote in it doubled (not {node.sql(read)}): the "
+                                   "provider writes each string as every setting of the warehouse reads it alike")
+        if _compares_with_null(node):
+            raise _condition(text, "compare with NULL through IS NULL or IS NOT NULL: = NULL, <> NULL and IN (NULL) "
+                                   "are never true, but where a setting makes them IS NULL (PostgreSQL's "
+                                   "transform_null_equals, SQL Server's ANSI_NULLS OFF)")
         if isinstance(node, (*_STRUCTURE, *allowed)):
             continue
         if isinstance(node, exp.Star):
             raise _condition(text, "it reads *, not a column")
-        name = node.name if isinstance(node, exp.Anonymous) else node.sql(sqlglot_dialect(dialect)).split("(")[0] \
+        name = node.name if isinstance(node, exp.Anonymous) else node.sql(read).split("(")[0] \
             if isinstance(node, exp.Func) else node.key
         raise _refuse(text, f"where may call only these functions on {dialect.name}: {', '.join(functions)}; "
                             f"{name.upper()} is not one of them (other functions can read other tables or files, "
                             "sleep, write or end sessions: write the filter with these, or put it in sql=)")
+
+
+def _compares_with_null(node: exp.Expr) -> bool:
+    """``x = NULL``, ``x <> NULL`` or ``x IN (..., NULL)``."""
+    if isinstance(node, (exp.EQ, exp.NEQ)):
+        return any(isinstance(side, exp.Null) for side in node.unnest_operands())
+    return isinstance(node, exp.In) and any(isinstance(item, exp.Null) for item in node.expressions)
 
 
 def check_where_columns(where: CheckedWhere, available: Sequence[str], source: str) -> None:

@@ -188,3 +188,36 @@ def test_the_audits_where_payloads_run_nothing_on_postgresql(postgres_warehouse:
         assert f"; {function} is not one of them" in logged
     assert "where must be one boolean expression over the source's columns: it does not parse" in logged
     assert namelookup.remaining() == 100
+
+
+def test_the_fourth_audits_backslash_runs_nothing_where_postgresql_reads_backslashes_as_escapes(
+        postgres_warehouse: Any, namelookup: Any, write_dag: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 48, item 1: with ``standard_conforming_strings = off`` (per server, database, role or
+    session) the where below created the table before the task failed: sqlglot read ``$$a\\$$`` as the
+    string ``a\\`` and the provider sent ``'a\\'``, which such a session reads as an escaped quote, so
+    the last string's text ran as SQL. Now the string goes as ``E'a\\\\'``: the filter keeps the two
+    rows whose names are its two strings, as the check read them."""
+    import json
+
+    from conftest import POSTGRES
+
+    monkeypatch.setenv("AIRFLOW_CONN_WAREHOUSE_POSTGRES_ESCAPING",
+                       json.dumps({**POSTGRES, "extra": {"options": "-c standard_conforming_strings=off"}}))
+    pwned = postgres_warehouse.table_name("pwned")
+    second = f" OR 1=1) s0; CREATE TABLE {pwned}(x int); --"
+    where = f"name = $$a\\$$ OR name = $${second}$$"  # the audit's, its table named for this test
+    table = postgres_warehouse.create_customers([(1, "a\\", "DE"), (2, "Ben", "DE"), (3, second, None)])
+    from airflow.providers.postgres.hooks.postgres import PostgresHook
+
+    assert PostgresHook(postgres_conn_id="warehouse_postgres_escaping").get_first(
+        "SHOW standard_conforming_strings") == ("off",)
+    dag = write_dag(f"""
+        SqlGenderLookupOperator(task_id="enrich", conn_id="warehouse_postgres_escaping", source_table={table!r},
+                                key_column="customer_id", name_column="name", where="{{{{ params.where }}}}",
+                                params={{"where": "customer_id = 2"}}, retries=0)
+    """)
+    dag.run(run_conf={"where": where})
+    assert postgres_warehouse.rows(
+        "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = %s", [pwned]) == [(0,)]
+    assert dag.state("enrich") == "success"
+    assert postgres_warehouse.rows(f"SELECT customer_id FROM {table}_gender ORDER BY 1") == [(1,), (3,)]

@@ -39,7 +39,8 @@ def test_a_token_in_a_templated_field_is_masked_where_the_rendering_is_stored(
         rendered = repr(_rendered(dag, task_id))
         assert token not in rendered and "***" in rendered, (task_id, rendered)
     assert token not in repr(dag.xcom("xcom")) and token not in repr(dag.xcom("table"))
-    assert namelookup.remaining() == 98  # Anna once per task: the token as a name was refused, not sent
+    assert dag.state("table") == "failed"  # a where holding the token is never sent to the warehouse (issue 48)
+    assert namelookup.remaining() == 99  # Anna once: the token as a name was refused, not sent
 
 
 @pytest.mark.parametrize("variant", ["lower", "upper"])
@@ -92,3 +93,40 @@ def test_the_evaluation_masks_the_token_in_labels_groups_and_title(namelookup: A
     for piece in (token, token[: len(token) // 2], token[len(token) // 2:]):
         assert [text[:200] for text in shown if piece in text] == []
     assert "***" in report.read_text()
+
+
+@pytest.mark.parametrize("variant", ["same", "lower", "upper"])
+def test_a_where_or_sql_holding_the_token_is_refused_without_quoting_it_and_masked_where_rendered(
+        variant: str, sqlite_warehouse: Any, namelookup: Any, write_dag: Any, capfd: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 48, item 5: a refused where holding the token repeated it in clear in the exception (twice in
+    the task's output), and a case variant of it in a conf-templated where was stored unmasked in the
+    rendered fields. A where or sql holding it (in any case: the rule of the queries) is now refused
+    before anything runs, its text not shown, and every case variant the templates rendered is masked."""
+    token = {"same": namelookup.token, "lower": namelookup.token.lower(), "upper": namelookup.token.upper()}[variant]
+    table = sqlite_warehouse.create_customers([(1, "Anna", None)])
+    source = {"conn_id": sqlite_warehouse.conn_id, "key_column": "customer_id", "name_column": "name"}
+    dag = write_dag(f"""
+        from airflow_provider_namelookup.operators import SqlGenderEvaluationOperator
+        SqlGenderLookupOperator(task_id="typo", source_table={table!r}, where="{{{{ params.typo }}}}", **{source!r})
+        SqlGenderLookupOperator(task_id="where", source_table={table!r}, where="{{{{ params.where }}}}", **{source!r})
+        SqlGenderLookupOperator(task_id="sql", sql="{{{{ params.sql }}}}", target_table={table + '_out'!r},
+                                **{source!r})
+        SqlGenderEvaluationOperator(task_id="evaluation", conn_id={sqlite_warehouse.conn_id!r},
+                                    source_table={table!r}, key_column="customer_id", label_column="name",
+                                    where="{{{{ params.where }}}}")
+    """)
+    capfd.readouterr()
+    caplog.clear()
+    run = dag.run(run_conf={"typo": f"name = '{token}' ANDD customer_id = 1", "where": f"name <> '{token}'",
+                            "sql": f"SELECT customer_id, name FROM {table} WHERE name <> '{token}'"})
+    captured = capfd.readouterr()
+    output = captured.out + captured.err + caplog.text
+    assert token.lower() not in output.lower()
+    for task_id in ("typo", "where", "sql", "evaluation"):
+        rendered = repr(_rendered(dag, task_id))
+        assert token.lower() not in rendered.lower() and "***" in rendered, (task_id, rendered)
+        assert dag.state(task_id) == "failed" and run.get_task_instance(task_id).try_number == 1, task_id
+    for argument in ("where", "sql"):
+        assert f"{argument} holds the service connection's API token: it is never sent to the warehouse" in output
+    assert namelookup.remaining() == 100

@@ -244,3 +244,87 @@ def test_a_where_from_params_that_filters_runs_as_written(sqlite_warehouse: Any,
     assert str(dag.run(run_conf={"where": "customer_id = 3"}).state) == "success"
     assert sqlite_warehouse.rows(f"SELECT customer_id FROM {table}_gender ORDER BY 1") == [(1,), (2,), (3,)]
     assert namelookup.remaining() == 97
+
+
+# What is sent is judged (issue 48, item 1) ---------------------------------------------------------------------
+
+AUDIT_EXPLOIT = "name = $$a\\$$ OR name = $$ OR 1=1) s0; CREATE TABLE pwned(x int); --$$"
+"""The fourth audit's: sqlglot reads ``$$a\\$$`` as the string ``a\\`` and wrote it back as ``'a\\'``, which
+PostgreSQL with ``standard_conforming_strings = off`` reads as a string running to the next quote."""
+
+
+def test_a_string_holding_a_backslash_goes_to_postgresql_as_an_escape_string() -> None:
+    """``E'...'`` is read alike whatever ``standard_conforming_strings`` says (``'a\\'`` is not)."""
+    checked = checked_where(AUDIT_EXPLOIT, EVERY_DIALECT["postgresql"])
+    assert checked is not None
+    assert checked.sql == "\"name\" = E'a\\\\' OR \"name\" = ' OR 1=1) s0; CREATE TABLE pwned(x int); --'"
+    assert checked_where("note LIKE 'a\\_b' OR note = 'it''s'", EVERY_DIALECT["postgresql"]).sql == (
+        "\"note\" LIKE E'a\\\\_b' OR \"note\" = 'it''s'")
+
+
+def test_what_is_sent_is_read_again_under_each_setting_and_refused_where_one_reads_it_otherwise() -> None:
+    """The safety net behind the spellings: a dialect writing PostgreSQL's strings as sqlglot does
+    (``'a\\'``) has its text read again with ``standard_conforming_strings = off``, and refused."""
+    postgres = EVERY_DIALECT["postgresql"]
+
+    class SqlglotSpelling(postgres):  # type: ignore[misc, valid-type]
+        @classmethod
+        def where_string(cls, value: str) -> str:
+            return "'" + value.replace("'", "''") + "'"
+
+    assert checked_where("name = 'plain' OR name = 'it''s'", SqlglotSpelling) is not None
+    with pytest.raises(WhereRefused) as info:
+        checked_where(AUDIT_EXPLOIT, SqlglotSpelling)
+    assert "with standard_conforming_strings = off, postgresql would read the text it sends otherwise" in str(
+        info.value)
+
+
+@pytest.mark.parametrize(("dialect", "where", "sent"), [
+    ("mysql", "note LIKE 'a\\_b%' AND note <> '100\\%'", "`note` LIKE 'a\\_b%' AND `note` <> '100\\%'"),
+    ("mysql", "NULLIF(country, '') IS NULL", "NULLIF(`country`, REPEAT(' ', 0)) IS NULL"),
+    ("mysql", "NOT country = 'DE' OR customer_id NOT IN (1, 2)",
+     "NOT (`country` = 'DE') OR NOT (`customer_id` IN (1, 2))"),
+    ("databricks", "name = \"O'Neil\" OR name = 'a\\\\b'",
+     "`name` = CONCAT('O', CHR(39), 'Neil') OR `name` = CONCAT('a', CHR(92), 'b')"),
+    ("mssql", "name = 'Zoë' AND NOT customer_id = 1", "[name] = N'Zoë' AND NOT ([customer_id] = 1)"),
+    ("sqlite", "note = 'C:\\dir' AND NOT x", "\"note\" = 'C:\\dir' AND NOT (\"x\")"),
+    ("mysql", "note = 'C:\\dir' OR note LIKE 'a\\\\_b'", "`note` = 'C:dir' OR `note` LIKE 'a\\_b'"),
+])
+def test_each_engine_is_sent_strings_and_operators_every_setting_reads_alike(dialect: str, where: str,
+                                                                             sent: str) -> None:
+    """MySQL: a backslash only before % or _ (alike with or without NO_BACKSLASH_ESCAPES), '' as
+    ``REPEAT(' ', 0)`` (EMPTY_STRING_IS_NULL reads '' as NULL), NOT before parentheses
+    (HIGH_NOT_PRECEDENCE); Databricks: a quote or backslash as CHR (escapedStringLiterals,
+    doubleQuotedIdentifiers); SQL Server: N'...' (the database's code page). The text sent keeps the rules."""
+    checked = checked_where(where, EVERY_DIALECT[dialect])
+    assert checked is not None and checked.sql == sent
+    again = checked_where(checked.sql, EVERY_DIALECT[dialect])
+    assert again is not None and again.sql == sent
+
+
+@pytest.mark.parametrize(("dialect", "where", "rule"), [
+    ("mysql", "note = 'C:\\\\dir'", "on mysql a string holds a backslash only before % or _"),
+    ("mysql", "note LIKE '100\\\\ %'", "on mysql a string holds a backslash only before % or _"),
+    ("mssql", "note = 'a\\\nb'", "no backslash before a line break"),
+    ("postgresql", "note = E'a\\\\b'", "write a string as '...', a quote in it doubled (not e'a\\\\b')"),
+    ("postgresql", "note = U&'d\\0061t'", "write a string as '...'"),
+    ("mysql", "note = _utf8mb4'x'", "write a string as '...'"),
+    ("mysql", "note = X'41'", "write a string as '...'"),
+    ("postgresql", "note = 'a\x00b'", "a string may not hold a NUL character"),
+    ("postgresql", "country = NULL", "compare with NULL through IS NULL or IS NOT NULL"),
+    ("mssql", "country <> NULL", "compare with NULL through IS NULL or IS NOT NULL"),
+    ("sqlite", "country IN ('DE', NULL)", "compare with NULL through IS NULL or IS NOT NULL"),
+])
+def test_a_literal_no_setting_would_read_alike_is_refused_naming_the_rule(dialect: str, where: str,
+                                                                          rule: str) -> None:
+    with pytest.raises(WhereRefused) as info:
+        checked_where(where, EVERY_DIALECT[dialect])
+    assert str(info.value).startswith("where must be one boolean expression over the source's columns: ")
+    assert rule in str(info.value), str(info.value)
+
+
+def test_a_string_form_the_provider_writes_is_not_a_way_around_the_function_list() -> None:
+    with pytest.raises(WhereRefused, match="REPEAT is not one of them"):
+        checked_where("REPEAT(name, 100000000) = 'x'", EVERY_DIALECT["mysql"])
+    with pytest.raises(WhereRefused, match="CONCAT is not one of them"):
+        checked_where("CONCAT(name, 'x') = 'x'", EVERY_DIALECT["databricks"])

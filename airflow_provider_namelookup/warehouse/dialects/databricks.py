@@ -28,16 +28,30 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from functools import cached_property
-from typing import Any
+from functools import cached_property, lru_cache
+from typing import Any, ClassVar
+
+from sqlglot import exp
+from sqlglot.dialects.databricks import Databricks
 
 from airflow_provider_namelookup.third_party import fresh_databricks_connection
 from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, cloud_tuning
 from airflow_provider_namelookup.warehouse.dialects.cloud import CloudTableDialect
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
+from airflow_provider_namelookup.warehouse.dialects.where_literals import (
+    UnwritableString,
+    backslash_escapes,
+    quotes_as,
+)
 
 _CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "DOUBLE", "decimal": "DECIMAL(38, 10)",
           "datetime": "TIMESTAMP", "date": "DATE"}
+
+
+@lru_cache(maxsize=1024)
+def _written_as_is(character: str) -> bool:
+    """sqlglot writes ``character`` in a Databricks string as itself (not as an escape such as ``\\n``)."""
+    return bool(exp.Literal.string(character).sql("databricks") == f"'{character}'")
 
 
 # proof: Apache Spark 3.5.6 (the engine Databricks SQL grew from) ran every statement of whole runs on Iceberg
@@ -56,6 +70,40 @@ class DatabricksDialect(CloudTableDialect, name="databricks", proof="emulator",
     tuning = cloud_tuning(conflict_attempts=10, conflict_backoff_seconds=0.5)
     errors = DriverErrors(lock_conflict_words=("concurrent", "conflicting commit"),
                           duplicate_key_words=("already exists", "table_or_view_already_exists"))
+    where_string_forms: ClassVar[tuple[type[exp.Expression], ...]] = (exp.Concat, exp.Chr)
+    where_readings = (
+        backslash_escapes("spark.sql.parser.escapedStringLiterals = true", Databricks),
+        quotes_as("spark.sql.ansi.doubleQuotedIdentifiers = true", Databricks, strings=["'"],
+                  identifiers=["`", '"']),
+    )
+
+    @classmethod
+    def where_string(cls, value: str) -> str:
+        r"""``'...'``, with each quote, backslash or control character written as ``CHR(n)`` in a
+        ``CONCAT``: a quote can only be written escaped (``\'``) or in double quotes, and
+        ``spark.sql.parser.escapedStringLiterals`` keeps escapes as written while
+        ``spark.sql.ansi.doubleQuotedIdentifiers`` makes ``"..."`` a name.
+
+        >>> DatabricksDialect.where_string("O'Neil")
+        "CONCAT('O', CHR(39), 'Neil')"
+        """
+        if "'" not in value and "\\" not in value and value.isprintable():
+            return super().where_string(value)
+        parts: list[exp.Expression] = []
+        for character in value:
+            if _written_as_is(character):
+                if parts and isinstance(parts[-1], exp.Literal):
+                    parts[-1] = exp.Literal.string(parts[-1].this + character)
+                else:
+                    parts.append(exp.Literal.string(character))
+            elif ord(character) < 128:
+                parts.append(exp.Chr(expressions=[exp.Literal.number(ord(character))]))
+            else:
+                raise UnwritableString(f"on databricks a where's string holds no character U+{ord(character):04X}: "
+                                       "it can only be written as an escape, which a setting reads otherwise")
+        if not parts or (len(parts) == 1 and isinstance(parts[0], exp.Literal)):
+            return super().where_string(value)
+        return exp.Concat(expressions=parts, safe=True, coalesce=False).sql("databricks")
 
     @cached_property
     def placeholder(self) -> str:

@@ -23,8 +23,12 @@ Example::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
+
+from sqlglot import exp
+from sqlglot.dialects.tsql import TSQL
 
 from airflow_provider_namelookup.warehouse.dialects.base import (
     BulkLoad,
@@ -34,6 +38,10 @@ from airflow_provider_namelookup.warehouse.dialects.base import (
     cloud_tuning,
 )
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
+from airflow_provider_namelookup.warehouse.dialects.where_literals import (
+    UnwritableString,
+    quotes_as,
+)
 from airflow_provider_namelookup.warehouse.schema import Column
 
 _CASTS = {"bool": "BIT", "int": "BIGINT", "float": "FLOAT", "decimal": "DECIMAL(38, 10)", "datetime": "DATETIME2",
@@ -57,6 +65,23 @@ class MsSqlDialect(WarehouseDialect, name="mssql", sqlglot_name="tsql", proof="p
                           lock_conflict_words=("deadlock", "lock request time out"),
                           duplicate_key_words=("violation of primary key", "cannot insert duplicate key",
                                                "there is already an object"))
+
+    where_string_forms: ClassVar[tuple[type[exp.Expression], ...]] = (exp.National,)
+    where_readings = (quotes_as("QUOTED_IDENTIFIER OFF", TSQL, strings=["'", '"'], identifiers=[("[", "]")]),)
+
+    @classmethod
+    def where_string(cls, value: str) -> str:
+        r"""``N'...'`` with quotes doubled: Unicode whatever the database's collation (a ``'...'`` is read
+        in its code page); no backslash before a line break, which SQL Server reads as a line
+        continuation and leaves out.
+
+        >>> MsSqlDialect.where_string("Zoë O'Neil")
+        "N'Zoë O''Neil'"
+        """
+        if re.search(r"\\[\r\n]", value):
+            raise UnwritableString("on mssql a where's string holds no backslash before a line break: SQL Server "
+                                   "reads the two as a line continuation and leaves them out")
+        return "N'" + value.replace("'", "''") + "'"
 
     def literal(self, value: Any) -> str:
         text = super().literal(value)

@@ -22,10 +22,19 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
+
+from sqlglot import exp
+from sqlglot.dialects.mysql import MySQL
 
 from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, Names, WarehouseDialect
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
+from airflow_provider_namelookup.warehouse.dialects.where_literals import (
+    UnwritableString,
+    backslash_escapes,
+    double_pipe_concatenates,
+    quotes_as,
+)
 from airflow_provider_namelookup.warehouse.schema import Column
 
 _CASTS = {"text": "CHAR({n})", "longtext": "CHAR", "float": "DOUBLE", "int": "SIGNED", "bigint": "SIGNED",
@@ -49,6 +58,31 @@ class MySqlDialect(WarehouseDialect, name="mysql",
                           connection_lost_codes=frozenset({1927, 2006, 2013, 2055, 4031}),
                           duplicate_key_codes=frozenset({1050, 1060, 1062, 1068}))
     claimed_row = ""  # ON DUPLICATE KEY UPDATE names the existing row's columns bare
+    where_readings = (
+        backslash_escapes("sql_mode NO_BACKSLASH_ESCAPES", MySQL, "'", '"'),
+        quotes_as("sql_mode ANSI_QUOTES", MySQL, strings=["'"], identifiers=["`", '"']),
+        double_pipe_concatenates("sql_mode PIPES_AS_CONCAT", MySQL),
+    )  # HIGH_NOT_PRECEDENCE: every NOT is written before parentheses
+    where_string_forms: ClassVar[tuple[type[exp.Expression], ...]] = (exp.Repeat,)
+
+    @classmethod
+    def where_string(cls, value: str) -> str:
+        r"""``'...'`` with quotes doubled, and a backslash only before ``%`` or ``_``: with or without
+        ``sql_mode`` ``NO_BACKSLASH_ESCAPES``, ``'\%'`` and ``'\_'`` are those two characters, while
+        any other backslash is an escape or not as the mode says. The empty string as
+        ``REPEAT(' ', 0)``: MariaDB reads ``''`` as NULL under ``EMPTY_STRING_IS_NULL``.
+
+        >>> MySqlDialect.where_string("O'Neil"), MySqlDialect.where_string("a\\_b"), MySqlDialect.where_string("")
+        ("'O''Neil'", "'a\\_b'", "REPEAT(' ', 0)")
+        """
+        if not value:
+            return exp.Repeat(this=exp.Literal.string(" "), times=exp.Literal.number(0)).sql("mysql")
+        for at, character in enumerate(value):
+            if character == "\\" and value[at + 1:at + 2] not in ("%", "_"):
+                raise UnwritableString(
+                    "on mysql a string holds a backslash only before % or _ (LIKE's escapes, which every "
+                    "sql_mode reads alike): sql_mode NO_BACKSLASH_ESCAPES decides what any other means")
+        return "'" + value.replace("'", "''") + "'"
 
     @property
     def percent_escaped(self) -> bool:

@@ -25,8 +25,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+from sqlglot.dialects.postgres import Postgres
+
 from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, OnConflictDialect
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
+from airflow_provider_namelookup.warehouse.dialects.where_literals import backslash_escapes
 
 _STAGE_PREFIX = "namelookup_stage_"
 _BIG_STATEMENT_SETTINGS = ("SELECT set_config('work_mem', '64MB', true), "
@@ -51,6 +54,20 @@ class PostgresDialect(OnConflictDialect, name="postgresql", sqlglot_name="postgr
     server_side_cursor = True
     creates_target_at_fill = True
     update_returning = "a.query_hash"
+    where_readings = (backslash_escapes("standard_conforming_strings = off", Postgres, "'", "\\"),)
+
+    @classmethod
+    def where_string(cls, value: str) -> str:
+        r"""``E'...'`` for a string holding a backslash (each doubled): ``standard_conforming_strings``
+        (per server, database, role or session) decides whether a backslash in ``'...'`` escapes the
+        next character, never in ``E'...'``.
+
+        >>> PostgresDialect.where_string("a\\"), PostgresDialect.where_string("it's")
+        ("E'a\\\\'", "'it''s'")
+        """
+        if "\\" not in value:
+            return super().where_string(value)
+        return "E'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
     def before_distinct_pass(self) -> list[str]:
         """64 MB for the distinct pass's anti-join and GROUP BY, and its ``GROUP BY`` in parallel

@@ -23,8 +23,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
+from sqlglot import exp
+
 from airflow_provider_namelookup.warehouse.dialects.traits import DriverErrors, Tuning
 from airflow_provider_namelookup.warehouse.dialects.where_functions import COMMON_WHERE_FUNCTIONS, WhereFunctions
+from airflow_provider_namelookup.warehouse.dialects.where_literals import WhereReading
 from airflow_provider_namelookup.warehouse.schema import Column
 
 PROOFS = ("real engine", "emulator", "parsed only")
@@ -63,6 +66,13 @@ class Spelling:
     where_functions: ClassVar[WhereFunctions] = COMMON_WHERE_FUNCTIONS
     """The pure scalar functions a ``where`` may call on this engine: the name a user writes, and
     the sqlglot expressions it parses to (:mod:`.where_functions`)."""
+    where_readings: ClassVar[tuple[WhereReading, ...]] = ()
+    """The engine's settings that change how it reads a literal or an operator (:mod:`.where_literals`):
+    what a ``where`` sends must read the same under each."""
+    where_string_forms: ClassVar[tuple[type[exp.Expression], ...]] = ()
+    """The spellings of a string :meth:`where_string` writes besides ``'...'`` (SQL Server's ``N'...'``,
+    MySQL's ``REPEAT(' ', 0)`` for ``''``, Databricks' ``CHR(39)``): a ``where`` may hold them too,
+    over no column, so that what runs keeps the rules."""
     sql_hook: ClassVar[tuple[str, str, str] | None] = None
     """(module, class, connection-id parameter) of the common-sql hook of the engine's connection
     type, where Airflow registers another kind of hook for it (None: the registered hook is one)."""
@@ -122,6 +132,17 @@ class Spelling:
         if isinstance(value, datetime):
             value = value.isoformat(sep=" ")
         return "'" + str(value).replace("'", "''") + "'"
+
+    @classmethod
+    def where_string(cls, value: str) -> str:
+        """A string of a ``where`` as it is sent, written so that every setting of the engine reads
+        ``value`` (:mod:`.where_literals`); sqlglot's spelling of the engine's string, by default.
+
+        :raises ~.where_literals.UnwritableString: the engine has no spelling every setting reads the same.
+        """
+        if "'" not in value and "\\" not in value and value.isprintable():
+            return f"'{value}'"  # what sqlglot writes of it on every engine, without building a generator
+        return exp.Literal.string(value).sql(dialect=cls.sqlglot_name or cls.name)
 
     # Names and types ----------------------------------------------------------------------------------------
     def quote(self, name: str) -> str:
