@@ -32,6 +32,9 @@ class SourceReading(Spelling):
     may run in parallel where a cursor's query does not)."""
     server_side_cursor: ClassVar[bool] = False
     """Rows are read through a named (server-side) cursor, a page at a time."""
+    listed_name_column: ClassVar[int] = 0
+    """Which column of :meth:`table_names`' rows holds the table's name (a ``SHOW TABLES`` gives the
+    schema first)."""
     unchanged_by_outer_join: ClassVar[bool] = False
     """A rerun's distinct pass leaves out unchanged rows by a ``LEFT JOIN`` to the target (the rows it
     leaves unmatched are read) instead of a correlated ``NOT EXISTS``: for an engine that runs such a
@@ -66,7 +69,9 @@ class SourceReading(Spelling):
         which ``check_identifier`` passed before any statement ran; it is still written as an
         escaped literal (or a quoted name), never as raw text.
 
-        Example: ``SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()``."""
+        Example: ``SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()``;
+        BigQuery: ``SELECT table_name FROM `analytics`.INFORMATION_SCHEMA.TABLES``; Databricks:
+        ``SHOW TABLES IN `analytics``` (its names in the second column: :attr:`listed_name_column`)."""
         schema_is = f"= {self.literal(schema)}" if schema else "= current_schema()"
         return f"SELECT table_name FROM information_schema.tables WHERE table_schema {schema_is}"
 
