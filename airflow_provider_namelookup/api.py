@@ -27,7 +27,7 @@ import random
 import re
 from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from airflow_provider_namelookup.contract import (
     BACKOFF_MAX_SECONDS,
@@ -38,6 +38,7 @@ from airflow_provider_namelookup.contract import (
     ORIGIN_PATH,
     SIGNUP_PATH,
     STATISTIC_PATH,
+    LookupKind,
 )
 from airflow_provider_namelookup.errors import (
     NameLookupConnectionError,
@@ -60,6 +61,7 @@ class ApiRequest:
     """One HTTP request to the service.
 
     :param queries: how many lookups the request carries (for statistics and logs).
+    :param credits: what the service charges when it processes the request (0: a free call).
     """
 
     method: str
@@ -67,6 +69,7 @@ class ApiRequest:
     json: Any = None
     auth: bool = True
     queries: int = 0
+    credits: int = 0
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,21 @@ class Sleep:
 Step = Send | Sleep
 Outcome = RawResponse | NameLookupConnectionError | None
 Steps = Generator[Step, Outcome, Any]
+
+
+class LostAnswers(Protocol):
+    """What hears of answers lost after their request was sent (a connection reset or a read timeout
+    once the request had gone): the service may have processed and charged it, and it has no
+    idempotency key, so sending the request again may charge it again. A run's budget
+    (:class:`~airflow_provider_namelookup.engine.budget.CreditBudget`) is one."""
+
+    def lost(self, credits: int) -> None:
+        """An answer worth ``credits`` was lost after its request was sent: they may have been charged."""
+        ...
+
+    def before_resend(self, credits: int) -> None:
+        """The request of such an answer is about to be sent again; raise to stop it."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -140,13 +158,18 @@ def decode_json(response: RawResponse) -> Any:
             http_status=response.status) from None
 
 
-def exchange(request: ApiRequest, policy: RetryPolicy, counters: CallCounters) -> Steps:
-    """Send one request with retries; return its decoded JSON (its credits counted) or raise its error."""
+def exchange(request: ApiRequest, policy: RetryPolicy, counters: CallCounters,
+             lost_answers: LostAnswers | None = None) -> Steps:
+    """Send one request with retries; return its decoded JSON (its credits counted) or raise its error.
+
+    :param lost_answers: told of each answer lost after its request was sent (``counters`` count it
+        too), and asked before such a request is sent again: it may stop it by raising.
+    """
     attempt = 0
     while True:
         attempt += 1
-        counters.attempt(request.queries)
         outcome = yield Send(request)
+        counters.attempt(request.queries)  # sent (a driver whose run stopped sends nothing, and closes us)
         if isinstance(outcome, RawResponse) and 200 <= outcome.status < 300:
             return counters.answered(decode_json(outcome))
         if isinstance(outcome, NameLookupConnectionError):
@@ -155,15 +178,21 @@ def exchange(request: ApiRequest, policy: RetryPolicy, counters: CallCounters) -
             error = error_from_response(outcome.status, outcome.content, retry_after=outcome.retry_after)
         else:
             raise RuntimeError("a step driver must answer Send with a RawResponse or a connection error")
+        lost = isinstance(error, NameLookupConnectionError) and error.maybe_processed
+        if lost:
+            counters.lost(request.credits)
+            if lost_answers is not None:
+                lost_answers.lost(request.credits)
         wait = policy.delay(attempt, error)
         if wait is None:
             if attempt > 1:
                 error.detail = f"{error.detail}; gave up after {attempt} attempts"
             raise error
-        counters.retried(request.queries,
-                         maybe_processed=isinstance(error, NameLookupConnectionError) and error.maybe_processed)
+        if lost and lost_answers is not None:
+            lost_answers.before_resend(request.credits)
         yield Sleep(wait, f"{request.method} {request.path} failed ({error}); "
                           f"attempt {attempt + 1} of {policy.max_retries + 1}")
+        counters.retried(request.queries, maybe_processed=lost)
 
 
 def as_query(item: Any, *, hints: bool = True, index: int | None = None,
@@ -209,8 +238,8 @@ def sendable(query: Query) -> Query:
 
 def single_gender_call(query: Query, policy: RetryPolicy, counters: CallCounters) -> Steps:
     """One gender lookup of ``query`` (``POST /v2/gender``); its answer object."""
-    answer = yield from exchange(ApiRequest("POST", GENDER_PATH, query.to_payload(), queries=1),
-                                 policy, counters)
+    answer = yield from exchange(ApiRequest("POST", GENDER_PATH, query.to_payload(), queries=1,
+                                            credits=LookupKind.GENDER.credits_per_query), policy, counters)
     if isinstance(answer, list) and len(answer) == 1:
         answer = answer[0]
     if not isinstance(answer, dict):
@@ -218,10 +247,13 @@ def single_gender_call(query: Query, policy: RetryPolicy, counters: CallCounters
     return answer
 
 
-def origin_call(payload: Mapping[str, Any], policy: RetryPolicy, counters: CallCounters) -> Steps:
+def origin_call(payload: Mapping[str, Any], policy: RetryPolicy, counters: CallCounters,
+                lost_answers: LostAnswers | None = None) -> Steps:
     """One country-of-origin lookup of a query's payload (:meth:`Query.to_payload` of a query
     validated for it: without hints)."""
-    answer = yield from exchange(ApiRequest("POST", ORIGIN_PATH, payload, queries=1), policy, counters)
+    answer = yield from exchange(ApiRequest("POST", ORIGIN_PATH, payload, queries=1,
+                                            credits=LookupKind.ORIGIN.credits_per_query),
+                                 policy, counters, lost_answers)
     if not isinstance(answer, dict):
         raise NameLookupServerError("invalid-answer", "country of origin answered something else than an object")
     return answer
@@ -287,22 +319,23 @@ def match_results(payloads: Sequence[Mapping[str, Any]], answer: Any) -> list[di
 
 
 def gender_batch_call(payloads: Sequence[Mapping[str, Any]], sizer: BatchSizer, policy: RetryPolicy,
-                      counters: CallCounters) -> Steps:
+                      counters: CallCounters, lost_answers: LostAnswers | None = None) -> Steps:
     """Look up one batch of query payloads (at most the sizer's limit; :meth:`Query.to_payload`,
     each with its id); split it on ``too-many-queries``. The results are in the payloads' order."""
     if len(payloads) > sizer.limit:
         results: list[dict[str, Any]] = []
         for chunk in sizer.chunks(payloads):
-            results.extend((yield from gender_batch_call(chunk, sizer, policy, counters)))
+            results.extend((yield from gender_batch_call(chunk, sizer, policy, counters, lost_answers)))
         return results
+    request = ApiRequest("POST", GENDER_PATH, list(payloads), queries=len(payloads),
+                         credits=len(payloads) * LookupKind.GENDER.credits_per_query)
     try:
-        answer = yield from exchange(ApiRequest("POST", GENDER_PATH, list(payloads), queries=len(payloads)),
-                                     policy, counters)
+        answer = yield from exchange(request, policy, counters, lost_answers)
     except NameLookupValidationError as err:
         if err.status_id != "too-many-queries" or len(payloads) == 1:
             raise
         sizer.limit = max(1, min(sizer.limit, len(payloads) // 2))
-        return (yield from gender_batch_call(payloads, sizer, policy, counters))
+        return (yield from gender_batch_call(payloads, sizer, policy, counters, lost_answers))
     return match_results(payloads, answer)
 
 

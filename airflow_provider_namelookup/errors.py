@@ -341,3 +341,17 @@ class NameLookupInsufficientCredits(NameLookupError):
         self.needed = needed
         self.available = available
         super().__init__("insufficient-credits", detail)
+
+
+class NameLookupBudgetReached(NameLookupInsufficientCredits):
+    """A run stopped sending before ``max_credits``: answers lost after their request was sent may
+    have been charged (the service has no idempotency key), and sending such a request again, or the
+    next one, could take what was charged past it. What was answered is kept; the rest is left for
+    the next run (raised when ``on_insufficient_credits="fail"``, else only logged).
+
+    :param maybe_charged: credits of the answers lost on the way.
+    """
+
+    def __init__(self, detail: str, *, needed: int, available: int, maybe_charged: int) -> None:
+        self.maybe_charged = maybe_charged
+        super().__init__(detail, needed=needed, available=available)

@@ -115,9 +115,10 @@ class CallCounters:
     """What one hook's calls did, counted once: read by the run's summary and the usage record, and
     sent to Airflow's metrics as it happens.
 
-    ``queries_maybe_charged_twice`` counts the lookups of requests that were sent but whose answer
-    was lost (connection reset, read timeout) and were then retried: the service may have charged
-    them twice.
+    ``credits_maybe_charged`` counts the credits of answers lost after their request was sent
+    (connection reset, read timeout): the service may have charged them, once per lost answer, and it
+    has no idempotency key. ``queries_maybe_charged_twice`` counts the lookups of such requests that
+    were then sent again: the service may have charged them twice.
 
     :param conn_id: the hook's connection id (a tag of every metric).
     """
@@ -127,6 +128,7 @@ class CallCounters:
     retries: int = 0
     queries_sent: int = 0
     credits_used: int = 0
+    credits_maybe_charged: int = 0
     queries_maybe_charged_twice: int = 0
     remaining_credits: int | None = None
     """``remaining_credits`` of the last statistic answer, None before one came."""
@@ -134,7 +136,7 @@ class CallCounters:
     """Credits charged after that answer."""
 
     def attempt(self, queries: int) -> None:
-        """A request carrying ``queries`` lookups is about to be sent (first try or a retry)."""
+        """A request carrying ``queries`` lookups was sent (first try or a retry)."""
         self.requests += 1
         self.queries_sent += queries
 
@@ -144,8 +146,12 @@ class CallCounters:
         count(REQUESTS, conn_id=self.conn_id, endpoint=endpoint, status=status_class(status))
         timing(REQUEST_DURATION, seconds, conn_id=self.conn_id, endpoint=endpoint)
 
+    def lost(self, credits: int) -> None:
+        """An answer worth ``credits`` was lost after its request was sent: they may have been charged."""
+        self.credits_maybe_charged += credits
+
     def retried(self, queries: int, *, maybe_processed: bool) -> None:
-        """An attempt failed and is repeated; ``maybe_processed``: it may have been charged."""
+        """A failed attempt is repeated; ``maybe_processed``: it may have been charged."""
         self.retries += 1
         if maybe_processed:
             self.queries_maybe_charged_twice += queries
@@ -176,4 +182,5 @@ class CallCounters:
     def as_dict(self) -> dict[str, int]:
         """The counters a run's summary reports."""
         return {"requests": self.requests, "retries": self.retries, "queries_sent": self.queries_sent,
-                "credits_used": self.credits_used, "queries_maybe_charged_twice": self.queries_maybe_charged_twice}
+                "credits_used": self.credits_used, "credits_maybe_charged": self.credits_maybe_charged,
+                "queries_maybe_charged_twice": self.queries_maybe_charged_twice}

@@ -132,20 +132,31 @@ class Warehouse:
         self.hook.run(f"UPDATE {table} SET name = {self.dialect.placeholder} WHERE customer_id = {key}",
                       parameters=(name,))
 
-    def create_customers(self, rows: list[tuple[Any, ...]], *, name: str | None = None,
-                         key_type: str = "INTEGER") -> str:
-        """A customers(customer_id, name, country) table holding ``rows``."""
+    def create_customers(self, rows: list[tuple[Any, ...]], *, name: str | None = None, key_type: str = "integer",
+                         name_type: str = "text", country_type: str = "text") -> str:
+        """A customers(customer_id, name, country) table holding ``rows``; the types are the compliance
+        suite's kinds (:data:`~airflow_provider_namelookup.testing.compliance.COLUMN_KINDS`)."""
         table = self.qualified(name) if name else self.table_name()
+        key, names, countries = (self.sql_type(kind) for kind in (key_type, name_type, country_type))
+        assert key and names and countries, f"{self.kind} has no type for {key_type}, {name_type} or {country_type}"
         if self.kind == "bigquery":  # no keys declared (bqemulator does not parse NOT ENFORCED)
-            key = "INT64" if key_type == "INTEGER" else "STRING"
-            self.hook.run(f"CREATE TABLE {table} (customer_id {key} NOT NULL, name STRING, country STRING)")
-            self.insert(table, rows)
-            return table
-        text = {"sqlite": "TEXT", "databricks": "STRING"}.get(self.kind, "VARCHAR(2000)")
-        key = "" if self.kind == "databricks" else " PRIMARY KEY"  # Spark declares no keys (Unity Catalog does)
-        self.hook.run(f"CREATE TABLE {table} (customer_id {key_type}{key}, name {text}, country {text})")
+            self.hook.run(f"CREATE TABLE {table} (customer_id {key} NOT NULL, name {names}, country {countries})")
+        else:
+            primary = "" if self.kind == "databricks" else " PRIMARY KEY"  # Spark declares no keys (Unity Catalog does)
+            self.hook.run(f"CREATE TABLE {table} (customer_id {key}{primary}, name {names}, country {countries})")
         self.insert(table, rows)
         return table
+
+    def sql_type(self, kind: str) -> str | None:
+        """This warehouse's type for one of the compliance suite's column kinds (None: it has none)."""
+        text = {"sqlite": "TEXT", "databricks": "STRING", "bigquery": "STRING"}.get(self.kind, "VARCHAR(2000)")
+        has_uuid = self.kind in ("postgres", "mariadb", "duckdb")
+        return {"integer": "INT64" if self.kind == "bigquery" else "INTEGER",
+                "bigint": "INT64" if self.kind == "bigquery" else "BIGINT",
+                "uuid": "UUID" if has_uuid else None,
+                "text": text,
+                "varchar(20)": "STRING(20)" if self.kind == "bigquery" else "VARCHAR(20)",
+                "char(2)": "STRING(2)" if self.kind == "bigquery" else "CHAR(2)"}[kind]
 
     def insert(self, table: str, rows: list[tuple[Any, ...]]) -> None:
         if rows:

@@ -20,6 +20,7 @@ from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.engine.budget import CreditBudget
 from airflow_provider_namelookup.engine.ports import LookupService, Result
 from airflow_provider_namelookup.engine.progress import RunProgress
+from airflow_provider_namelookup.errors import NameLookupBudgetReached
 from airflow_provider_namelookup.models import Query
 
 
@@ -29,7 +30,10 @@ class QueryAnswerer:
     Queries the budget does not cover are not sent; their hashes are collected in
     :attr:`deferred`. If a call fails (credits exhausted, network gone), the answers of
     the calls already in flight are still yielded before the error propagates, so the
-    caller can keep them.
+    caller can keep them. The budget hears of every answer lost after its request was sent
+    (it may have been charged); when it stops the run before ``max_credits``
+    (:attr:`~.budget.CreditBudget.stopped`), what was not answered is deferred too, and the
+    run decides what the stop means (:meth:`~.run.LookupRun.run`).
 
     :param service: the service (the async hook).
     :param lookup: which endpoint to call.
@@ -54,12 +58,14 @@ class QueryAnswerer:
         items = list(queries.items())
         allowed = self.budget.grant(len(items), cost=cost)
         self.deferred.update(h for h, _ in items[allowed:])
-        answered = 0
+        answered: set[str] = set()
         try:
             if allowed:
-                async for chunk in self.service.answers(self.lookup, dict(items[:allowed])):
-                    answered += len(chunk)
+                async for chunk in self.service.answers(self.lookup, dict(items[:allowed]), lost_answers=self.budget):
+                    answered.update(chunk)
                     self.progress.lookups += len(chunk)
                     yield chunk
+        except NameLookupBudgetReached:
+            self.deferred.update(h for h, _ in items[:allowed] if h not in answered)
         finally:
-            self.budget.refund(allowed - answered, cost=cost)
+            self.budget.refund(allowed - len(answered), cost=cost)

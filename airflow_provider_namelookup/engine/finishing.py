@@ -1,8 +1,11 @@
 """Finish a run, whether it succeeded or failed: claims not answered are given back, the sink is
-filled with what the run learned, the cache closed, and the summary logged last.
+filled with what the run learned, what its lost answers may have cost kept beside the answers
+(``max_credits_scope="dag_run"`` counts it in later tries), the cache closed, and the summary
+logged last.
 
 After a failure the first error is the one raised and a later one is only logged; the run's
-``on_failure`` hears of it (with how many queries this run paid for) before the summary.
+``on_failure`` hears of it (with how many queries this run paid for, and what its lost answers may
+have cost) before the summary.
 
 Example::
 
@@ -35,13 +38,14 @@ class Finisher:
     :param planner: the run's questions.
     :param plan_only: the run spends and writes nothing (nothing to give back or fill).
     :param statements: the warehouse's statement counts, for the summary.
-    :param on_failure: told of the error and the queries paid for when the run failed.
+    :param on_failure: told of the error, the queries paid for and the credits answers lost on the way
+        may have cost, when the run failed.
     """
 
     def __init__(self, planner: PagePlanner, cache: AnswerCache, sink: Sink, spending: Spending, ledger: Ledger,
                  progress: RunProgress, log: logging.Logger | Any, *, plan_only: bool,
                  statements: StatementCounts | None = None,
-                 on_failure: Callable[[BaseException, int], None] | None = None) -> None:
+                 on_failure: Callable[[BaseException, int, int], None] | None = None) -> None:
         self.planner = planner
         self.cache = cache
         self.sink = sink
@@ -65,7 +69,11 @@ class Finisher:
                     await self.sink.fill(run_outcome(self.planner.questions, self.ledger))
             finally:
                 await self.spending.forget_remaining_ahead()
-                await self.cache.close()
+                try:
+                    if not self.plan_only and self.progress.credits_maybe_charged:
+                        await self.cache.keep_lost(self.progress.credits_maybe_charged)
+                finally:
+                    await self.cache.close()
         except BaseException as err:
             if failure is None:
                 failure = err
@@ -74,7 +82,7 @@ class Finisher:
         finally:
             self._count_outcomes()
             if failure is not None and self.on_failure is not None:
-                self.on_failure(failure, self.ledger.count(QueryState.PAID))
+                self.on_failure(failure, self.ledger.count(QueryState.PAID), self.progress.credits_maybe_charged)
             self.progress.log_summary(self.log)
 
     def _count_outcomes(self) -> None:

@@ -20,6 +20,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Collection, Mapping, 
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from airflow_provider_namelookup.api import LostAnswers
 from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.errors import NameLookupValidationError
 from airflow_provider_namelookup.models import Query
@@ -164,6 +165,11 @@ class AnswerCache(Protocol):
         """Extend this run's leases."""
         ...
 
+    async def keep_lost(self, credits: int) -> None:
+        """Keep what this run's lost answers may have cost (``credits`` charged for answers that never
+        came), where later runs of its task instance count it (``max_credits_scope="dag_run"``)."""
+        ...
+
     async def close(self) -> None:
         """The run is over: drop what it kept only for itself (staging tables)."""
         ...
@@ -227,6 +233,7 @@ class CallCounts(Protocol):
     requests: int
     retries: int
     credits_used: int
+    credits_maybe_charged: int
     queries_maybe_charged_twice: int
 
 
@@ -249,10 +256,13 @@ class LookupService(Protocol):
         """The account's remaining credits (a free call)."""
         ...
 
-    def answers(self, lookup: LookupKind, queries: Mapping[str, Query]) -> AsyncIterator[dict[str, Result]]:
+    def answers(self, lookup: LookupKind, queries: Mapping[str, Query], *,
+                lost_answers: LostAnswers | None = None) -> AsyncIterator[dict[str, Result]]:
         """Answers by query hash, as each request comes back; on a failure, the answers of the
         requests in flight come first, then the error.
 
         :param queries: ``{hash: query}``: validated (the plan's), sent with the hash as id.
+        :param lost_answers: told of each answer lost after its request was sent (it may have been
+            charged), and asked before such a request is sent again (the run's budget).
         """
         ...

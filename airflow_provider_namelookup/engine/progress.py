@@ -20,7 +20,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 _NOT_IN_SUMMARY = ("started", "_last_log", "interval", "concurrency", "in_flight", "latency_ms", "reads_pages",
                    "calls")
-_FROM_CALLS = ("requests", "retries", "credits_used", "queries_maybe_charged_twice")
+_FROM_CALLS = ("requests", "retries", "credits_used", "credits_maybe_charged", "queries_maybe_charged_twice")
 
 
 @dataclass
@@ -73,6 +73,16 @@ class RunProgress:
         return self._calls("credits_used")
 
     @property
+    def credits_maybe_charged(self) -> int:
+        """Credits of answers lost after their request was sent (the service may have charged them)."""
+        return self._calls("credits_maybe_charged")
+
+    def _credits(self) -> str:
+        lost = self.credits_maybe_charged
+        return f"{self.credits_used} credits spent" + (f" ({lost} more maybe charged for answers lost on the way)"
+                                                       if lost else "")
+
+    @property
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
@@ -84,7 +94,7 @@ class RunProgress:
     def _spending(self) -> str:
         statements = f", {self.statements} SQL statements" if self.statements else ""
         return (f"{self.distinct_queries} distinct new queries, {self.cache_hits} cache hits, {self.lookups} lookups, "
-                f"{self.credits_used} credits spent, {self.requests} requests{statements}")
+                f"{self._credits()}, {self.requests} requests{statements}")
 
     def line(self) -> str:
         """The summary: what happened to the rows, and what it cost."""
@@ -96,7 +106,7 @@ class RunProgress:
         network = (f", {self.in_flight} requests in flight (up to {self.concurrency} allowed), "
                    f"latency {self.latency_ms:,.0f} ms" if self.concurrency else "")
         return (f"{self.label}: {self.lookups} of {self.distinct_queries} lookups done ({rate:,.0f}/s), "
-                f"{self.credits_used} credits spent, {self.requests} requests{network}")
+                f"{self._credits()}, {self.requests} requests{network}")
 
     def reading_line(self) -> str:
         """A progress line while reading the source."""

@@ -35,7 +35,10 @@ cache exist calls the service only when it has something to ask.
 
 If a lookup fails (credits exhausted, network gone), the answers received are stored,
 the sink is filled with them, the claims are released, and the error is raised: the next
-run pays only for what is missing. ``plan_only`` stops after step 2, spending and
+run pays only for what is missing. Answers lost after their request was sent count against
+``max_credits`` as charged (:mod:`.budget`): a run that could pass it by sending again stops
+sending, keeps what it has, and fails (``on_insufficient_credits="fail"``) or says so and
+leaves the rest for the next run (``partial``). ``plan_only`` stops after step 2, spending and
 writing nothing.
 
 Example::
@@ -115,15 +118,16 @@ class LookupRun:
     :param label: what is enriched, for log lines (default: the source's label).
     :param statements: what the run's SQL statements were, read for the summary (a warehouse's
         counts; None for a list).
-    :param on_failure: called with the error and the number of distinct queries this run paid for
-        when a step fails, after the answers are kept and the sink is filled, before the summary
-        (which stays the last line of the log).
+    :param on_failure: called with the error, the number of distinct queries this run paid for and
+        the credits its lost answers may have cost (:mod:`.budget`) when a step fails, after the
+        answers are kept and the sink is filled, before the summary (which stays the last line of
+        the log).
     """
 
     def __init__(self, rules: QueryRules, source: QuestionSource, cache: AnswerCache, sink: Sink,
                  service: LookupService, log: logging.Logger | Any, options: RunOptions | None = None, *,
                  label: str | None = None, statements: StatementCounts | None = None,
-                 on_failure: Callable[[BaseException, int], None] | None = None) -> None:
+                 on_failure: Callable[[BaseException, int, int], None] | None = None) -> None:
         self.lookup: LookupKind = rules.lookup
         self.source = source
         self.cache = cache
@@ -196,6 +200,7 @@ class LookupRun:
         to_claim.put_nowait(self.to_ask)
         to_claim.put_nowait(None)
         await self._looking_up(self.asker.ask(to_claim, budget))
+        self._if_stopped(budget)
 
     async def _ask_while_reading(self, budget: CreditBudget, pages: AsyncIterator[Sequence[SourceValue]]) -> None:
         """Ask each page's new queries while the next pages are read (within a budget decided on a bound)."""
@@ -212,6 +217,17 @@ class LookupRun:
                     await reader
         self.progress.credits_needed = len(self.to_ask) * self.price
         self._log_plan()
+        self._if_stopped(budget)
+
+    def _if_stopped(self, budget: CreditBudget) -> None:
+        """The run stopped sending before ``max_credits`` (answers lost on the way may have been
+        charged): an error with ``on_insufficient_credits="fail"``, else one warning; either way what
+        was answered is kept and the rest waits for the next run."""
+        if budget.stopped is None:
+            return
+        if self.options.on_insufficient_credits == "fail":
+            raise budget.stopped
+        self.log.warning("Name Lookup: %s", budget.stopped.detail)
 
     async def _looking_up(self, asking: Any) -> None:
         """Await ``asking`` with the helpers of the lookups beside it: progress lines and lease renewals."""

@@ -41,6 +41,7 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import math
 import time
@@ -264,15 +265,22 @@ class ConcurrencyGate:
         self.limit = limit
         self._waiters: deque[asyncio.Future[None]] = deque()
 
-    async def acquire(self, path: str = "") -> Ticket:
-        """Wait for a free slot (and for any ``Retry-After`` pause to end); take it."""
+    async def acquire(self, path: str = "", *, stop: asyncio.Event | None = None) -> Ticket | None:
+        """Wait for a free slot (and for any ``Retry-After`` pause to end); take it. None, taking
+        nothing, once ``stop`` is set (waiting callers hear of it through :meth:`wake_all`)."""
         while True:
+            if stop is not None and stop.is_set():
+                return None
             ticket = self.limit.try_start(path)
             if ticket is not None:
                 return ticket
             pause = self.limit.pause_left()
             if pause > 0:
-                await asyncio.sleep(pause)
+                if stop is None:
+                    await asyncio.sleep(pause)
+                else:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), pause)
                 continue
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
@@ -293,6 +301,13 @@ class ConcurrencyGate:
         """Give a slot back after a cancelled request."""
         self.limit.cancel(ticket)
         self._wake()
+
+    def wake_all(self) -> None:
+        """Wake every waiting caller (they look again: at a slot, and at their ``stop``)."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _wake(self) -> None:
         free = self.limit.current - self.limit.in_flight

@@ -67,6 +67,7 @@ from airflow_provider_namelookup import __version__
 from airflow_provider_namelookup.api import (
     ApiRequest,
     BatchSizer,
+    LostAnswers,
     RawResponse,
     RetryPolicy,
     Send,
@@ -87,6 +88,7 @@ from airflow_provider_namelookup.errors import (
     NameLookupConnectionError,
     NameLookupConnectionMisconfigured,
     NameLookupError,
+    NameLookupInsufficientCredits,
     NameLookupValidationError,
     parse_retry_after,
 )
@@ -118,8 +120,10 @@ def _connection_error(exc: httpx.HTTPError, request: ApiRequest, settings: Clien
 
 
 def _from_the_service(err: NameLookupError) -> bool:
-    """Whether an error came from the service or the way to it (not from checking the input first)."""
-    return not (isinstance(err, NameLookupValidationError) and err.http_status is None)
+    """Whether an error came from the service or the way to it (not from checking the input first, nor
+    from the run's budget)."""
+    return not (isinstance(err, NameLookupValidationError | NameLookupInsufficientCredits)
+                and err.http_status is None)
 
 
 def _raw(response: httpx.Response) -> RawResponse:
@@ -132,6 +136,28 @@ def _outcome(response: httpx.Response) -> tuple[Outcome, float | None]:
     if status == 429 or status >= 500:
         return Outcome.CONGESTED, parse_retry_after(response.headers.get("Retry-After"))
     return (Outcome.OK if 200 <= status < 300 else Outcome.NEUTRAL), None
+
+
+class _Stopped(Exception):
+    """A call ended, sending nothing more, because another call of the same lookups gave up for good."""
+
+
+def _alike(error: BaseException, first: BaseException) -> bool:
+    """Whether a later call's error says nothing the first one did not (the same kind, the same status)."""
+    return error is first or (type(error) is type(first) and getattr(error, "status_id", None) ==
+                              getattr(first, "status_id", None))
+
+
+async def _pause(seconds: float, stop: asyncio.Event | None) -> bool:
+    """Wait ``seconds``, unless ``stop`` is set first; whether it was."""
+    if stop is None:
+        await asyncio.sleep(seconds)
+        return False
+    try:
+        await asyncio.wait_for(stop.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True
 
 
 class hook_or_class_method:
@@ -559,11 +585,14 @@ class NameLookupAsyncHook(_NameLookupBase):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    async def _send(self, request: ApiRequest) -> RawResponse | NameLookupConnectionError:
+    async def _send(self, request: ApiRequest, stop: asyncio.Event | None = None
+                    ) -> RawResponse | NameLookupConnectionError:
         lanes = await self.alanes()
         headers = self._headers(request, await self.aget_settings())
         gate = self.gate
-        ticket = await gate.acquire(request.path)
+        ticket = await gate.acquire(request.path, stop=stop)
+        if ticket is None:  # the call's run stopped while it waited for a slot: nothing was sent
+            raise _Stopped
         lane = lanes.least_busy()
         lanes.busy[lane] += 1
         started = time.monotonic()
@@ -587,35 +616,47 @@ class NameLookupAsyncHook(_NameLookupBase):
             gate.limit.far_away(round_trip)
         return _raw(response)
 
-    async def run(self, steps: Steps) -> Any:
-        """Drive one call definition to its result (sending and sleeping as asked)."""
+    async def run(self, steps: Steps, stop: asyncio.Event | None = None) -> Any:
+        """Drive one call definition to its result (sending and sleeping as asked).
+
+        :param stop: set when another call of the same lookups gave up for good: this one then sends
+            nothing more (a request on its way is still answered; a wait for a slot or before a retry
+            ends at once, raising :class:`_Stopped`).
+        """
         await self.aget_settings()
         try:
             step = next(steps)
             while True:
                 if isinstance(step, Send):
-                    step = steps.send(await self._send(step.request))
-                else:
-                    self._log_sleep(step)
-                    await asyncio.sleep(step.seconds)
-                    step = steps.send(None)
+                    step = steps.send(await self._send(step.request, stop))
+                    continue
+                if stop is not None and stop.is_set():
+                    raise _Stopped
+                self._log_sleep(step)
+                if await _pause(step.seconds, stop):
+                    raise _Stopped
+                step = steps.send(None)
         except StopIteration as done:
             return done.value
         except NameLookupError as err:
             self._name_the_source(err)
             raise
+        finally:
+            steps.close()
 
     async def _concurrently(self, calls: Sequence[Callable[[], Steps]]) -> AsyncIterator[tuple[int, Any]]:
         """Run calls as many at a time as the controller allows; yield ``(index, result)``
         as they end.
 
-        On the first failure no new call starts, the calls in flight are awaited and their
-        results yielded (their credits are spent: their answers must not be lost), then the
-        first error is raised.
+        On the first failure (a call that gave up for good) the others send nothing more: no new
+        call starts, a call waiting for a slot or before a retry ends at once, and a request on its
+        way is awaited and its result yielded (its credits are spent: its answer must not be lost)
+        but not sent again if it fails; then the first error is raised.
         """
         pending = iter(range(len(calls)))
         running: dict[asyncio.Task[Any], int] = {}
         first_error: BaseException | None = None
+        stop = asyncio.Event()
         await self.aget_settings()
         limit = self.concurrency
 
@@ -624,7 +665,7 @@ class NameLookupAsyncHook(_NameLookupBase):
                 index = next(pending, None)
                 if index is None:
                     return
-                running[asyncio.ensure_future(self.run(calls[index]()))] = index
+                running[asyncio.ensure_future(self.run(calls[index](), stop))] = index
 
         start_more()
         try:
@@ -632,15 +673,17 @@ class NameLookupAsyncHook(_NameLookupBase):
                 done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
                     index = running.pop(task)
-                    if task.exception() is not None:
+                    error = task.exception()
+                    if error is None:
+                        yield index, task.result()
                         if first_error is None:
-                            first_error = task.exception()
-                        else:
-                            self.log.warning("Another call failed too: %s", task.exception())
-                        continue
-                    yield index, task.result()
-                    if first_error is None:
-                        start_more()
+                            start_more()
+                    elif first_error is None:
+                        first_error = error
+                        stop.set()
+                        self.gate.wake_all()  # calls waiting for a slot see the stop
+                    elif not (isinstance(error, _Stopped) or _alike(error, first_error)):
+                        self.log.warning("Another call failed too: %s", error)
         finally:
             for task in running:
                 task.cancel()
@@ -663,7 +706,8 @@ class NameLookupAsyncHook(_NameLookupBase):
         """The account's remaining credits (one free statistic call)."""
         return int((await self.get_statistic()).get("remaining_credits") or 0)
 
-    async def answers(self, lookup: LookupKind, queries: Mapping[str, Query]) -> AsyncIterator[dict[str, Result]]:
+    async def answers(self, lookup: LookupKind, queries: Mapping[str, Query], *,
+                      lost_answers: LostAnswers | None = None) -> AsyncIterator[dict[str, Result]]:
         """Answers to the queries a lookup run planned, by their hash, as each request comes back.
 
         The queries were validated, with the connection's token refused, when they were planned
@@ -672,17 +716,20 @@ class NameLookupAsyncHook(_NameLookupBase):
         a failure the answers of the requests in flight are yielded before the error is raised.
 
         :param queries: ``{hash: query}``.
+        :param lost_answers: told of each answer lost after its request was sent, and asked before
+            such a request is sent again (the run's budget, which may stop it).
         """
         await self.aget_settings()
         payloads = [{**query.to_payload(), "id": key} for key, query in queries.items()]
         if lookup is LookupKind.GENDER:
             batches = self.sizer.chunks(payloads)
-            calls = [lambda batch=batch: gender_batch_call(batch, self.sizer, self.policy, self.counters)
+            calls = [lambda batch=batch: gender_batch_call(batch, self.sizer, self.policy, self.counters, lost_answers)
                      for batch in batches]
             async for index, results in self._concurrently(calls):
                 yield {payload["id"]: result for payload, result in zip(batches[index], results, strict=True)}
         else:
-            calls = [lambda payload=payload: origin_call(payload, self.policy, self.counters) for payload in payloads]
+            calls = [lambda payload=payload: origin_call(payload, self.policy, self.counters, lost_answers)
+                     for payload in payloads]
             async for index, result in self._concurrently(calls):
                 yield {payloads[index]["id"]: result}
 

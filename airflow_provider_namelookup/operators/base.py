@@ -86,7 +86,8 @@ class NameLookupOperatorBase(MasksTokenBeforeRendering, RecordsUsage, BaseOperat
     """Base of the lookup operators; each execution leaves a usage record (:mod:`airflow_provider_namelookup.usage`).
 
     :param namelookup_conn_id: connection of type ``namelookup`` (token in its password).
-    :param max_credits: most credits one run may spend (templated); None for no budget.
+    :param max_credits: most credits the service may charge one run (templated), answers lost on the
+        way included (they may have been charged: see the Reliability page); None for no budget.
     :param on_insufficient_credits: ``fail`` (default) stops before spending anything when
         the plan needs more than ``max_credits`` or the account's remaining credits;
         ``partial`` spends what it may and leaves the rest for the next run.

@@ -94,8 +94,10 @@ class _XComLookupOperator(NameLookupOperatorBase):
 
     def _keep_answers(self, run: ListRun, stash: RetryStash, error: BaseException, context: Context) -> None:
         if not run.answers:
-            self.log.error("Stopped before any of %d distinct queries was answered; nothing was paid for.",
-                           run.to_ask)
+            lost = run.progress.credits_maybe_charged
+            self.log.error("Stopped before any of %d distinct queries was answered; %s.", run.to_ask,
+                           f"{lost} credits may have been charged for answers lost on the way" if lost
+                           else "nothing was paid for")
         elif not stash.save(run.answers):
             self.log.error("Stopped after %d of %d distinct queries were answered; the answers could not be "
                            "kept (%s), so the next try pays for them again.", run.answered_here, run.to_ask,

@@ -1,5 +1,5 @@
 """Sensors."""
 
-from airflow_provider_namelookup.sensors.credits import NameLookupCreditsSensor, UnfixableWait
+from airflow_provider_namelookup.sensors.credits import MinCreditsInvalid, NameLookupCreditsSensor, UnfixableWait
 
-__all__ = ["NameLookupCreditsSensor", "UnfixableWait"]
+__all__ = ["MinCreditsInvalid", "NameLookupCreditsSensor", "UnfixableWait"]

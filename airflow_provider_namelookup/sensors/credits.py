@@ -39,6 +39,33 @@ from airflow_provider_namelookup.triggers.credits import NameLookupCreditsTrigge
 from airflow_provider_namelookup.usage.recorder import RecordsUsage, records_usage
 
 
+class MinCreditsInvalid(ValueError):
+    """``min_credits`` is not a whole number of credits: no retry can fix it."""
+
+
+def required_credits(value: Any) -> int:
+    """``min_credits`` as a number: a whole number of at least 0, or its digits as text (what a
+    template renders to).
+
+    >>> required_credits(500), required_credits(" 40 ")
+    (500, 40)
+    >>> required_credits("lots")
+    Traceback (most recent call last):
+    ...
+    MinCreditsInvalid: min_credits must be a whole number of credits (0 or more), got 'lots'
+    """
+    number = value.strip() if isinstance(value, str) else value
+    if isinstance(number, str) and number.isascii() and number.isdigit():
+        return int(number)
+    if isinstance(number, int) and not isinstance(number, bool) and number >= 0:
+        return number
+    raise MinCreditsInvalid(f"min_credits must be a whole number of credits (0 or more), got {value!r}")
+
+
+def _templated(value: Any) -> bool:
+    return isinstance(value, str) and ("{{" in value or "{%" in value)
+
+
 class UnfixableWait(NameLookupError):
     """The trigger met a mistake no wait can fix (its ``error`` event), raised on the worker
     when the sensor resumes: it fails the task at once, like the same error met by a poke.
@@ -66,7 +93,9 @@ class NameLookupCreditsSensor(MasksTokenBeforeRendering, RecordsUsage, BaseSenso
     Each execution (a try; each poke in ``reschedule`` mode) leaves a usage record with the
     remaining credits it read (:mod:`airflow_provider_namelookup.usage`).
 
-    :param min_credits: credits that must remain (templated; may come from an XCom).
+    :param min_credits: credits that must remain, a whole number of at least 0 (templated; may come
+        from an XCom). One that can never be a number fails when the DAG is parsed; a template that
+        renders to no number fails the task at once (``AirflowFailException``), naming it.
     :param namelookup_conn_id: connection of type ``namelookup``.
     :param deferrable: wait on the triggerer instead of a worker slot
         (default: ``[operators] default_deferrable``).
@@ -74,7 +103,7 @@ class NameLookupCreditsSensor(MasksTokenBeforeRendering, RecordsUsage, BaseSenso
 
     template_fields = ("min_credits",)
     ui_color = "#d7ecfb"
-    unfixable_errors: tuple[type[Exception], ...] = (*UNFIXABLE_BY_RETRY, UnfixableWait)
+    unfixable_errors: tuple[type[Exception], ...] = (*UNFIXABLE_BY_RETRY, UnfixableWait, MinCreditsInvalid)
     """Errors that fail the sensor at once (see the class docstring)."""
 
     def __init__(self, *, min_credits: int | str = 1,
@@ -82,16 +111,16 @@ class NameLookupCreditsSensor(MasksTokenBeforeRendering, RecordsUsage, BaseSenso
                  deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        if not _templated(min_credits):
+            required_credits(min_credits)  # a value that can never be a number fails when the DAG is parsed
         self.min_credits = min_credits
         self.namelookup_conn_id = namelookup_conn_id
         self.deferrable = deferrable
 
     @property
     def required(self) -> int:
-        try:
-            return int(self.min_credits)
-        except (TypeError, ValueError):
-            raise ValueError(f"min_credits must be an integer, got {self.min_credits!r}") from None
+        """``min_credits`` after templating, as a number (:class:`MinCreditsInvalid` fails the task at once)."""
+        return required_credits(self.min_credits)
 
     _poke_hook: tuple[Any, NameLookupHook] | None = None
 
@@ -123,6 +152,7 @@ class NameLookupCreditsSensor(MasksTokenBeforeRendering, RecordsUsage, BaseSenso
     def execute(self, context: Context) -> Any:
         # Outside the base sensor's loop, which would skip an AirflowFailException under soft_fail.
         with fail_without_retry_on_unfixable_errors(self.unfixable_errors):
+            self.required  # noqa: B018 - a min_credits that rendered to no number fails here, before any poke
             if not self.deferrable:
                 return super().execute(context)
             first = self.poke(context)

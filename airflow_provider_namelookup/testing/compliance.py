@@ -13,7 +13,10 @@ tables:
 - **a cut mid-run**: a run the service stops midway (credits exhausted) keeps every answer it
   paid for; the next run pays only for the rest;
 - **where**: a checked filter keeps, on the warehouse, the rows it means;
-- **max_age**: answers older than ``max_age`` are looked up again, younger ones are not.
+- **max_age**: answers older than ``max_age`` are looked up again, younger ones are not;
+- **narrow and non-text columns**: ``VARCHAR(20)`` names, ``CHAR(2)`` countries, big-integer and
+  (where the warehouse has the type) UUID keys fill every row, and a rerun pays nothing (integer
+  keys and wide text columns are every other promise's tables).
 
 How to run it on a warehouse (a test module of the contributor's, as SQLAlchemy's dialect suite
 is run)::
@@ -55,8 +58,8 @@ from airflow_provider_namelookup.warehouse import TableRunSpec, TableSource, War
 
 __all__ = ["ComplianceWarehouse", "compliance_account", "compliance_emulator", "enrich",
            "test_a_run_cut_midway_keeps_what_it_paid_for", "test_each_query_is_paid_once_and_a_rerun_pays_nothing",
-           "test_max_age_looks_stale_answers_up_again", "test_parallel_runs_pay_each_query_once",
-           "test_where_keeps_the_rows_it_means"]
+           "test_max_age_looks_stale_answers_up_again", "test_narrow_and_non_text_columns_fill_and_rerun_free",
+           "test_parallel_runs_pay_each_query_once", "test_where_keeps_the_rows_it_means"]
 
 _log = logging.getLogger("airflow_provider_namelookup.compliance")
 
@@ -65,6 +68,10 @@ CUSTOMERS = [
     (6, "", None), (7, "x" * 60, None), (8, "Anna", "Germany"), (9, "Theresa", None), (10, None, None),
 ]
 """Spellings of one name, hints that change the query, and the three kinds of invalid row."""
+
+COLUMN_KINDS = ("integer", "bigint", "uuid", "text", "varchar(20)", "char(2)")
+"""The column types the suite asks for, by a name of its own: each warehouse spells them
+(:meth:`ComplianceWarehouse.sql_type`); ``text`` is a wide text column of its choice."""
 
 
 class ComplianceWarehouse(Protocol):
@@ -83,8 +90,14 @@ class ComplianceWarehouse(Protocol):
         """A table name no other test uses."""
         ...
 
-    def create_customers(self, rows: list[tuple[Any, ...]]) -> str:
-        """A table ``customers(customer_id INTEGER key, name text, country text)`` holding ``rows``; its name."""
+    def create_customers(self, rows: list[tuple[Any, ...]], *, key_type: str = "integer", name_type: str = "text",
+                         country_type: str = "text") -> str:
+        """A table ``customers(customer_id key, name, country)`` holding ``rows``; its name. The
+        types are :data:`COLUMN_KINDS`, spelled by :meth:`sql_type`."""
+        ...
+
+    def sql_type(self, kind: str) -> str | None:
+        """This warehouse's type for one of :data:`COLUMN_KINDS`; None where it has none (UUID)."""
         ...
 
     def insert(self, table: str, rows: list[tuple[Any, ...]]) -> None:
@@ -289,3 +302,53 @@ def test_max_age_looks_stale_answers_up_again(compliance_warehouse: ComplianceWa
     assert 100 - account.remaining() == 4
     assert sum(r[2] for r in _target(house, f"{table}_gender").values()) == 2  # the fresh answers' prices
     assert enrich(house, account, table)["lookups"] == 0  # without max_age nothing expires
+
+
+NARROW = [
+    ("Theresa", None), ("theresa ", "DE"), ("Andrea", "IT"), ("Andrea", "DE"), ("John", "US"), ("", None),
+    ("Maximilian-Johannes", "AT"), ("Anna", "D"), (None, "FR"), ("Giulia", "IT"),
+]
+"""``(name, country)`` that fit ``VARCHAR(20)`` and ``CHAR(2)``: a name of 19 characters, a country
+of one (``CHAR`` pads it; it is an invalid hint), an empty and a missing name."""
+
+
+def test_narrow_and_non_text_columns_fill_and_rerun_free(compliance_warehouse: ComplianceWarehouse,
+                                                         compliance_account: ComplianceAccount) -> None:
+    """``VARCHAR(20)`` names and ``CHAR(2)`` countries, keyed by big integers (beyond 32 bits) and by
+    UUIDs where the warehouse has the type: every row gets its outcome, each query is paid once
+    across the tables, and a rerun over the unchanged table sends no request. One table per key kind,
+    each carrying every narrow column at once (two runs a kind: the fill, then the rerun)."""
+    import uuid
+
+    house, account = compliance_warehouse, compliance_account
+    account.set_credits(1_000)
+    keys: dict[str, list[Any]] = {"bigint": [5_000_000_000 + i for i in range(len(NARROW))]}
+    if house.sql_type("uuid") is not None:
+        keys["uuid"] = [str(uuid.UUID(int=(i + 1) << 64 | i)) for i in range(len(NARROW))]
+    rows_of = {kind: [(key, *row) for key, row in zip(values, NARROW, strict=True)] for kind, values in keys.items()}
+    expected = distinct_valid(rows_of["bigint"])
+    for kind, rows in rows_of.items():
+        table = house.create_customers(rows, key_type=kind, name_type="varchar(20)", country_type="char(2)")
+        summary = enrich(house, account, table)
+        target = {_key_text(r[0]): r[1:] for r in
+                  house.rows(f"SELECT customer_id, status, gender, credits_used FROM {table}_gender")}
+        assert sorted(target) == sorted(_key_text(r[0]) for r in rows), kind  # every row, once
+        errors = {_key_text(r[0]) for r in rows if r[1] in ("", None) or r[2] == "D"}
+        assert {k for k, r in target.items() if r[0] == "error"} == errors, kind
+        assert all(r[1] in ("female", "male") for k, r in target.items() if k not in errors), kind
+        assert summary["lookups"] == (expected if kind == "bigint" else 0), kind  # the second table pays nothing
+        assert sum(r[2] or 0 for r in target.values()) == summary["credits_used"], kind
+        again = enrich(house, account, table)
+        assert (again["rows_unchanged"], again["lookups"], again["requests"]) == (len(rows), 0, 0), kind
+    assert 1_000 - account.remaining() == expected
+    assert _claims_left(house) == 0
+
+
+def _key_text(key: Any) -> str:
+    """A key as text, whatever type the driver gives it back as (an int, a ``uuid.UUID``, a string, a
+    UUID's 16 bytes)."""
+    import uuid
+
+    if isinstance(key, bytes | bytearray) and len(key) == 16:
+        return str(uuid.UUID(bytes=bytes(key)))
+    return str(key).lower()

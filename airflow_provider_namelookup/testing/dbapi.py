@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from airflow_provider_namelookup.warehouse.dialects import WarehouseDialect
@@ -67,6 +67,11 @@ class DbApiConnectionHook:
             return [tuple(row) for row in cursor.fetchall()]
 
 
+STANDARD_TYPES: dict[str, str | None] = {"integer": "INTEGER", "bigint": "BIGINT", "uuid": "UUID",
+                                         "varchar(20)": "VARCHAR(20)", "char(2)": "CHAR(2)"}
+"""The suite's column kinds in standard SQL (``text`` is :class:`DbApiWarehouse`'s ``text_type``)."""
+
+
 class DbApiWarehouse:
     """A warehouse the compliance suite runs on, from a DB-API connection and a dialect.
 
@@ -74,15 +79,19 @@ class DbApiWarehouse:
     :param dialect: its dialect class (a :class:`~airflow_provider_namelookup.warehouse.dialects.WarehouseDialect`).
     :param placeholder: the driver's bind marker.
     :param quote: the character that quotes an identifier.
-    :param text_type: the SQL type of the source's text columns (``name``, ``country``).
+    :param text_type: the SQL type of the source's wide text columns (``name``, ``country``).
+    :param types: the warehouse's types for the suite's other column kinds where they are not
+        :data:`STANDARD_TYPES`' (None: it has no such type; ``{"uuid": None}``, say).
     :param concurrent_runs: runs in several threads of one process may write it at once.
     """
 
     def __init__(self, connect: Callable[[], Any], dialect: type[WarehouseDialect], *, placeholder: str = "?",
-                 quote: str = '"', text_type: str = "VARCHAR(200)", concurrent_runs: bool = True) -> None:
+                 quote: str = '"', text_type: str = "VARCHAR(200)", types: Mapping[str, str | None] | None = None,
+                 concurrent_runs: bool = True) -> None:
         self.hook = DbApiConnectionHook(connect, placeholder=placeholder, quote=quote)
         self.dialect = dialect(self.hook)
         self.text_type = text_type
+        self.types = {**STANDARD_TYPES, "text": text_type, **(types or {})}
         self.concurrent_runs = concurrent_runs
         self.answers_table = self.table_name("answers")
         self.kind = dialect.name
@@ -91,13 +100,22 @@ class DbApiWarehouse:
         """A table name no other test uses."""
         return f"{prefix}_{uuid.uuid4().hex[:8]}"
 
-    def create_customers(self, rows: list[tuple[Any, ...]]) -> str:
-        """A table ``customers(customer_id, name, country)`` holding ``rows``; its name."""
+    def create_customers(self, rows: list[tuple[Any, ...]], *, key_type: str = "integer", name_type: str = "text",
+                         country_type: str = "text") -> str:
+        """A table ``customers(customer_id, name, country)`` holding ``rows``; its name. The types are the
+        suite's column kinds (``integer``, ``varchar(20)``, ...), spelled by :meth:`sql_type`."""
         table = self.table_name()
-        self.hook.run(f"CREATE TABLE {table} (customer_id INTEGER NOT NULL PRIMARY KEY, name {self.text_type}, "
-                      f"country {self.text_type})")
+        key, name, country = (self.sql_type(kind) for kind in (key_type, name_type, country_type))
+        if not (key and name and country):
+            raise ValueError(f"{self.kind} has no type for {key_type}, {name_type} or {country_type}")
+        self.hook.run(f"CREATE TABLE {table} (customer_id {key} NOT NULL PRIMARY KEY, name {name}, "
+                      f"country {country})")
         self.insert(table, rows)
         return table
+
+    def sql_type(self, kind: str) -> str | None:
+        """The warehouse's type for one of the suite's column kinds (None: it has none)."""
+        return self.types[kind]
 
     def insert(self, table: str, rows: list[tuple[Any, ...]]) -> None:
         """Insert ``(customer_id, name, country)`` rows."""

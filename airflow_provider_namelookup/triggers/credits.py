@@ -6,8 +6,9 @@ is fetched asynchronously) and fires exactly one event:
 * ``{"status": "success", "statistic": {...}}`` once ``remaining_credits >= min_credits``;
 * ``{"status": "error", "status_id": ..., "message": ...}`` on a mistake waiting cannot fix
   (a wrong token or base URL, a connection that can never be answered:
-  :data:`~airflow_provider_namelookup.errors.UNFIXABLE_SERVICE_ERRORS`), the message saying
-  what to change;
+  :data:`~airflow_provider_namelookup.errors.UNFIXABLE_SERVICE_ERRORS`; a ``namelookup_conn_id``
+  that is not defined, ``connection-not-found``; a connection whose extras are wrong,
+  ``connection-invalid``), the message saying what to change;
 * ``{"status": "timeout", "statistic": <last one or None>, "message": ...}`` once the
   ``deadline`` passes (the trigger enforces it itself, so it never polls forever even
   where the triggerer's own timeout is not applied, as in ``dag.test()``).
@@ -30,6 +31,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from airflow.providers.common.compat.sdk import AirflowNotFoundException
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from airflow_provider_namelookup.errors import UNFIXABLE_SERVICE_ERRORS, NameLookupError, with_what_to_change
@@ -67,6 +69,18 @@ class NameLookupCreditsTrigger(BaseTrigger):
     async def run(self) -> AsyncIterator[TriggerEvent]:
         last: dict[str, Any] | None = None
         async with self.hook() as hook:
+            try:
+                await hook.aget_settings()
+            except AirflowNotFoundException:
+                yield TriggerEvent({"status": "error", "status_id": "connection-not-found",
+                                    "message": f"namelookup_conn_id {self.namelookup_conn_id!r} is not defined: add a "
+                                               "connection of type namelookup with that id (the API token in its "
+                                               "password), or name one that exists"})
+                return
+            except ValueError as err:  # an extra out of its limits (its message names it)
+                yield TriggerEvent({"status": "error", "status_id": "connection-invalid",
+                                    "message": f"connection {self.namelookup_conn_id!r}: {err}"})
+                return
             while True:
                 try:
                     statistic = await hook.get_statistic()

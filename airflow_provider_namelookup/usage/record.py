@@ -84,6 +84,8 @@ class UsageRecord:
     :param end: when it ended (UTC).
     :param error: the exception's class when it did not succeed (never its message).
     :param status_id: the service's error identifier, e.g. ``limit-exceeded``.
+    :param credits_maybe_charged: credits of answers lost after their request was sent, which the
+        service may have charged beside ``credits_used`` (0 in records written before it was counted).
     """
 
     dag_id: str
@@ -105,6 +107,7 @@ class UsageRecord:
     end: datetime
     error: str | None = None
     status_id: str | None = None
+    credits_maybe_charged: int = 0
 
     def __post_init__(self) -> None:
         for name in ("dag_id", "task_id", "run_id", "ti_id", "conn_id"):
@@ -116,7 +119,7 @@ class UsageRecord:
             raise ValueError(f"state must be one of {', '.join(STATES)}, got {self.state!r}")
         if isinstance(self.map_index, bool) or not isinstance(self.map_index, int) or self.map_index < -1:
             raise ValueError(f"map_index must be -1 or a whole number of at least 0, got {self.map_index!r}")
-        for name in ("try_number", "credits_used", "requests", "retries"):
+        for name in ("try_number", "credits_used", "requests", "retries", "credits_maybe_charged"):
             _count(getattr(self, name), name)
         for name in ("cache_hits", "lookups", "remaining_credits"):
             _count(getattr(self, name), name, optional=True)
@@ -146,10 +149,12 @@ class UsageRecord:
         if data.get("v") != FORMAT_VERSION:
             raise ValueError(f"v must be {FORMAT_VERSION} (the record format), got {data.get('v')!r}")
         names = _FIELD_NAMES
-        missing = sorted(n for n in names - set(data) if n not in ("error", "status_id"))
+        missing = sorted(n for n in names - set(data) if n not in _OPTIONAL)
         if missing:
             raise ValueError(f"a usage record needs {', '.join(missing)}")
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
 _FIELD_NAMES = frozenset(f.name for f in fields(UsageRecord))
+_OPTIONAL = frozenset({"error", "status_id", "credits_maybe_charged"})
+"""Fields a stored record may lack (they have defaults)."""

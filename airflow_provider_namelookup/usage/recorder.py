@@ -140,6 +140,7 @@ class TryUsage:
             ti_id=str(ti.id),
             conn_id=self.conn_id, lookup=self.lookup, state=state,
             credits_used=sum(s.credits_used for s in stats), requests=sum(s.requests for s in stats),
+            credits_maybe_charged=sum(s.credits_maybe_charged for s in stats),
             retries=sum(s.retries for s in stats), cache_hits=cache_hits, lookups=self._run_counter("lookups"),
             remaining_credits=self._remaining(), start=self.start, end=_now(),
             error=None if error is None else type(error).__name__,

@@ -128,6 +128,7 @@ def merge_tries(records: Iterable[UsageRecord]) -> list[UsageRecord]:
             last, start=first.start,
             credits_used=sum(e.credits_used for e in executions), requests=sum(e.requests for e in executions),
             retries=sum(e.retries for e in executions),
+            credits_maybe_charged=sum(e.credits_maybe_charged for e in executions),
             cache_hits=_sum_known(e.cache_hits for e in executions), lookups=_sum_known(e.lookups for e in executions),
             remaining_credits=next((e.remaining_credits for e in reversed(executions)
                                     if e.remaining_credits is not None), None)))

@@ -27,7 +27,7 @@ from typing import Any
 from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.ports import LookupService
 from airflow_provider_namelookup.engine.run import LookupRun, RunOptions
-from airflow_provider_namelookup.errors import with_what_to_change
+from airflow_provider_namelookup.errors import NameLookupBudgetReached, with_what_to_change
 from airflow_provider_namelookup.warehouse.answers import (
     CLAIM_CHUNK,
     DEFAULT_ANSWERS_TABLE,
@@ -114,11 +114,14 @@ def table_run(session: WarehouseSession, job: TableRunSpec, service: LookupServi
 
 def _stopped(log: Any, answers: str) -> Any:
     """What a table run says when it stops on an error: what it paid for is kept in ``answers``
-    (or that it paid for nothing), in one sentence whatever the error's own punctuation."""
-    def say(err: BaseException, paid: int) -> None:
+    (or that it paid for nothing), and what answers lost on the way may have cost, in one sentence
+    whatever the error's own punctuation."""
+    def say(err: BaseException, paid: int, maybe_charged: int) -> None:
         said = with_what_to_change(err).rstrip().rstrip(".")
+        if maybe_charged and not isinstance(err, NameLookupBudgetReached):  # which says it already
+            said += f"; {maybe_charged} credits may have been charged for answers lost on the way"
         if not paid:
-            log.error("Stopped: %s; nothing was paid for.", said)
+            log.error("Stopped: %s; %s.", said, "no answer was received" if maybe_charged else "nothing was paid for")
             return
         log.error("Stopped: %s. The %d answers this run paid for are stored in %s; the next run pays only for "
                   "the rest.", said, paid, answers)

@@ -16,6 +16,10 @@ keyed by the normalised query's hash. A query is paid for once per warehouse:
   answers table owns.
 - at the end a run **releases** what it claimed but did not answer (budget, failure), and
   its staging tables are dropped (:meth:`AnswersTable.close`).
+- a run of a task instance whose answers were lost after their request was sent (they may have
+  been charged) **keeps** what they may have cost in one row of its own (``state='lost'``,
+  ``credits``, ``answered_by``; its key ``lost:<run id>`` is no query's hash), so that the later
+  tries of ``max_credits_scope="dag_run"`` count it (:meth:`AnswersTable.spent_earlier`).
 
 The statements are the dialect's (:mod:`~airflow_provider_namelookup.warehouse.dialects`);
 a claim costs two statements per chunk of :data:`CLAIM_CHUNK` questions whatever the rows.
@@ -48,6 +52,7 @@ from airflow_provider_namelookup.warehouse.schema import (
     ANSWER_KEY,
     ANSWER_RESULTS,
     STATE_ANSWERED,
+    STATE_LOST,
     result_columns,
     result_values,
 )
@@ -132,16 +137,32 @@ class AnswersTable:
         return await self.session.run_retrying(fn, *args)
 
     async def spent_earlier(self) -> int:
-        """Credits the answers stored by earlier runs of this run's task instance cost: those whose
-        ``answered_by`` ends in the same spender as this run's owner (0 without a table)."""
+        """Credits earlier runs of this run's task instance spent: what the answers they stored cost,
+        and what their lost answers may have cost (:meth:`keep_lost`); rows whose ``answered_by`` ends
+        in the same spender as this run's owner (0 without a table)."""
         spender = self.owner[_RUN_ID_LENGTH:]
         if not spender or not self.exists:
             return 0
         d = self.session.dialect
         mine = f"answered_by LIKE {d.literal('%' + spender)} AND answered_by <> {d.literal(self.owner)}"
         rows = await self.db(self.session.fetchall,
-                             f"SELECT COALESCE(SUM(credits), 0) FROM {self.quoted} WHERE state = 'answered' AND {mine}")
+                             f"SELECT COALESCE(SUM(credits), 0) FROM {self.quoted} "
+                             f"WHERE state IN ('{STATE_ANSWERED}', '{STATE_LOST}') AND {mine}")
         return int(rows[0][0] or 0)
+
+    async def keep_lost(self, credits: int) -> None:
+        """Keep what this run's lost answers may have cost, in a row of its own, for the later tries of
+        its task instance (nothing without one: no later run would count it)."""
+        if self.owner[_RUN_ID_LENGTH:] and self.exists and not self.plan_only:
+            await self.session.run_reconnecting(self._keep_lost, credits)
+
+    def _keep_lost(self, credits: int) -> None:
+        lit = self.session.dialect.literal
+        values = {"query_hash": f"{STATE_LOST}:{self.owner}", "lookup": self.lookup.value, "state": STATE_LOST,
+                  "answered_by": self.owner, "answered_at": time.time(), "credits": credits}
+        self.session.execute(f"INSERT INTO {self.quoted} ({', '.join(values)}) "
+                             f"VALUES ({', '.join(lit(v) for v in values.values())})")
+        self.session.commit()
 
     # Table ----------------------------------------------------------------------------------------------
     async def prepare(self, *, create: bool) -> bool:

@@ -95,7 +95,8 @@ class Catalog:
         schema = table.rpartition(".")[0] or None
         sql = self.dialect.table_names(schema)
         try:
-            names = [str(row[0]) for row in self.rows(sql)] if sql else []
+            column = self.dialect.listed_name_column
+            names = [str(row[column]) for row in self.rows(sql)] if sql else []
         except Exception:
             return []
         return [f"{schema}.{name}" if schema else name for name in names]

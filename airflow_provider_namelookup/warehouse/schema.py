@@ -10,7 +10,8 @@ those a run finds the rows that changed by comparing raw values, without plannin
 unchanged ones again.
 
 The **answers table** holds one row per answered (or claimed) query, shared by every run
-that uses it.
+that uses it (and one row per run whose answers were lost after their request was sent, state
+``lost``: what they may have cost).
 
 Types are the dialect's (:mod:`~airflow_provider_namelookup.warehouse.dialects`).
 
@@ -76,6 +77,8 @@ times (s); ``paid_for`` is the target table whose run paid for the answer (its r
 ANSWER_RESULTS = tuple({c.name: c for c in (*_GENDER, *_ORIGIN)}.values())
 """Result columns of both lookups (a query's hash says which lookup it belongs to)."""
 STATE_ANSWERED = "answered"
+STATE_LOST = "lost"
+"""The state of a run's row that keeps what its lost answers may have cost (no query's row)."""
 
 
 def result_columns(lookup: LookupKind) -> tuple[Column, ...]:

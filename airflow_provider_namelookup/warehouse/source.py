@@ -205,7 +205,7 @@ class TableQuestions:
 
     def _statement(self) -> str:
         names = self.source.names(with_params=False)  # nothing bound: the DAG author's % is sent as written
-        return self.session.dialect.distinct_values(names, self._unchanged(names))
+        return self.session.dialect.distinct_values(names, self._unchanged(names), self.first_row.key)
 
     def _rows(self, reader: WarehouseSession) -> Iterator[list[tuple[Any, ...]]]:
         try:

@@ -227,7 +227,8 @@ class TargetTable:
                       "%s from it without paying again", self.session.lost, self.name)
             raise self.session.lost
         started = time.monotonic()
-        await self.session.run(self.map.resolve, self.answers, self.lookup, paid_for=self.name)
+        await self.session.run(self.map.resolve, self.answers, self.lookup, paid_for=self.name,
+                               key_sample=self.first_row.key)
         if self.create_at_fill:
             await self.session.run_retrying(self._fill_by_creating)
         elif self.created and self.dialect.enforces_keys:
@@ -335,7 +336,7 @@ class TargetTable:
 
     def _update_prices(self) -> None:
         d, key, lit = self.dialect, self.names.key_column, self.dialect.literal
-        carriers = (f"(SELECT t.query_hash, MIN(t.{key}) AS carrier, "
+        carriers = (f"(SELECT t.query_hash, {d.lowest_key(f't.{key}', self.first_row.key)} AS carrier, "
                     f"MAX(CASE WHEN a.paid_for = {lit(self.name)} THEN a.credits ELSE 0 END) AS price "
                     f"FROM {self.quoted} t JOIN {self.map.fixes} f ON f.query_hash = t.query_hash "
                     f"LEFT JOIN {self.answers} a ON a.query_hash = t.query_hash AND a.answered_at IS NOT NULL "

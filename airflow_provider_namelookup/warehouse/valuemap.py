@@ -107,15 +107,18 @@ class ValueMap:
         """A SELECT of the distinct valid hashes of the map rows matching ``condition``."""
         return f"SELECT DISTINCT query_hash FROM {self.name} WHERE error IS NULL AND {condition}"
 
-    def resolve(self, answers: str, lookup: LookupKind, *, paid_for: str) -> None:
+    def resolve(self, answers: str, lookup: LookupKind, *, paid_for: str, key_sample: Any = None) -> None:
         """Create the resolved map: each raw value that is invalid or whose query is answered,
-        with the answer's result columns, the key of the row carrying its price and that price."""
+        with the answer's result columns, the key of the row carrying its price and that price.
+
+        :param key_sample: a key of the source (the dialect's :meth:`~.SourceReading.lowest_key` may need it).
+        """
         self.session.require_temporaries()
         d = self.session.dialect
         results = ", ".join(f"a.{c.name}" for c in result_columns(lookup))
         raw = ", ".join(f"m.{c}" for c in self.raw_columns)
         select = (f"SELECT {raw}, m.query_hash, m.error, "
-                  f"MIN(m.first_key) OVER (PARTITION BY m.query_hash) AS charge_key, "
+                  f"{d.lowest_key('m.first_key', key_sample, over='PARTITION BY m.query_hash')} AS charge_key, "
                   f"CASE WHEN a.paid_for = {d.literal(paid_for)} THEN a.credits ELSE 0 END AS price_here, {results} "
                   f"FROM {self.name} m LEFT JOIN {answers} a ON a.query_hash = m.query_hash AND a.state = 'answered' "
                   f"WHERE m.error IS NOT NULL OR a.query_hash IS NOT NULL")
@@ -125,7 +128,14 @@ class ValueMap:
         self.staged = True
         covering = ["query_hash", "error", "charge_key", "price_here", *(c.name for c in result_columns(lookup))]
         for statement in d.index_temp(self.resolved, self.index, self.raw_columns, covering):
-            self.session.execute(statement)
+            try:
+                self.session.execute(statement)
+            except Exception as err:
+                instead = d.index_temp_instead(err, self.resolved, self.index, self.raw_columns)
+                if instead is None:
+                    raise
+                for other in instead:
+                    self.session.execute(other)
         self.session.commit()
 
     def join_conditions(self, names: Names, *, null_names: bool | None) -> str:

@@ -82,7 +82,7 @@ def list_run(rules: QueryRules, items: Sequence[Any], service: LookupService, lo
     sink = ListResults(cache, rules.abstain)
     run: ListRun
 
-    def failed(err: BaseException, paid: int) -> None:
+    def failed(err: BaseException, paid: int, maybe_charged: int) -> None:
         if on_failure is not None:
             on_failure(err, run)
     lookup = LookupRun(rules, ListQuestions(items, rules, query_field, label=label), cache, sink, service, log,

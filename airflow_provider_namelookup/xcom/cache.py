@@ -72,5 +72,9 @@ class MemoryAnswerCache:
     async def renew(self) -> None:
         return None
 
+    async def keep_lost(self, credits: int) -> None:
+        """Nothing: an XCom operator's ``max_credits`` is each try's own."""
+        return None
+
     async def close(self) -> None:
         return None

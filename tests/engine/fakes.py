@@ -43,7 +43,8 @@ class FakeService:
         await asyncio.sleep(0)
         return self.remaining
 
-    async def answers(self, lookup: LookupKind, queries: Mapping[str, Query]) -> AsyncIterator[dict[str, Result]]:
+    async def answers(self, lookup: LookupKind, queries: Mapping[str, Query], *,
+                      lost_answers: Any = None) -> AsyncIterator[dict[str, Result]]:
         items = list(queries.items())
         for start in range(0, len(items), self.batch):
             if self.fail_after is not None and self.counters.requests >= self.fail_after:

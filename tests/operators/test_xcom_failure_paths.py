@@ -68,8 +68,8 @@ def test_any_exception_keeps_the_answers(namelookup: Any, emulator: Any, monkeyp
     store = StateStore()
     real_answers = NameLookupAsyncHook.answers
 
-    async def one_batch_then_out_of_memory(self: Any, lookup: Any, queries: Any) -> Any:
-        async for answered in real_answers(self, lookup, queries):
+    async def one_batch_then_out_of_memory(self: Any, lookup: Any, queries: Any, **kwargs: Any) -> Any:
+        async for answered in real_answers(self, lookup, queries, **kwargs):
             yield answered
             raise MemoryError("the worker ran out of memory")
 

@@ -12,7 +12,7 @@ import pytest
 from airflow.providers.common.compat.sdk import AirflowException, AirflowSensorTimeout
 
 from airflow_provider_namelookup.sensors import NameLookupCreditsSensor
-from airflow_provider_namelookup.sensors.credits import UnfixableWait
+from airflow_provider_namelookup.sensors.credits import MinCreditsInvalid, UnfixableWait
 from airflow_provider_namelookup.triggers import NameLookupCreditsTrigger
 
 pytestmark = pytest.mark.usefixtures("airflow_db")
@@ -196,6 +196,49 @@ async def test_trigger_reports_auth_errors(emulator: Any, monkeypatch: pytest.Mo
     assert event["status"] == "error" and event["status_id"] == "invalid-auth-token"
     assert event["message"].endswith("; fix the API token: the password of connection 'nl_wrong'")
     assert "nope" not in event["message"]
+
+
+async def test_trigger_reports_a_connection_it_cannot_find_or_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 48, item 6: a ``namelookup_conn_id`` the triggerer does not know (its secrets backend is not
+    the worker's, say) ends in an error event naming it, which fails the sensor at once; before, the
+    trigger crashed with Airflow's own ``AirflowNotFoundException``. Extras out of their limits alike."""
+    import json
+
+    missing = await asyncio.wait_for(first_event(NameLookupCreditsTrigger("nl_nowhere", 1, 0.1)), 10)
+    assert missing == {"status": "error", "status_id": "connection-not-found",
+                       "message": "namelookup_conn_id 'nl_nowhere' is not defined: add a connection of type namelookup "
+                                  "with that id (the API token in its password), or name one that exists"}
+    monkeypatch.setenv("AIRFLOW_CONN_NL_ODD", json.dumps({"conn_type": "namelookup", "host": "http://127.0.0.1:1",
+                                                          "password": "tok", "extra": {"max_retries": "many"}}))
+    odd = await asyncio.wait_for(first_event(NameLookupCreditsTrigger("nl_odd", 1, 0.1)), 10)
+    assert odd["status"] == "error" and odd["status_id"] == "connection-invalid"
+    assert odd["message"].startswith("connection 'nl_odd': connection extra 'max_retries' must be an integer")
+    op = NameLookupCreditsSensor(task_id="wait", min_credits=1)
+    with pytest.raises(UnfixableWait, match=r"^namelookup_conn_id 'nl_nowhere' is not defined"):
+        op.execute_complete({}, missing)
+
+
+@pytest.mark.parametrize("value", ["lots", "", "-5", -5, 2.5, True, None, "1e3"])
+def test_a_min_credits_that_can_never_be_a_number_fails_when_the_dag_is_parsed(value: Any) -> None:
+    """Issue 48, item 6: it raised a ValueError at each poke, which Airflow retried."""
+    with pytest.raises(MinCreditsInvalid, match=r"min_credits must be a whole number of credits \(0 or more\), got "):
+        NameLookupCreditsSensor(task_id="wait", min_credits=value)
+
+
+def test_a_min_credits_template_that_renders_to_no_number_fails_at_once(
+        write_dag: Any, namelookup: Any, emulator: Any, capfd: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A template is read when the task runs: one that renders to no number fails the first try
+    (``AirflowFailException``, retries unspent), naming the parameter, before any statistic call."""
+    before = emulator.stats()["requests"]
+    dag = write_dag(sensor(min_credits="{{ params.need }}", retries=2, retry_delay=0, params={"need": "lots"}))
+    run = dag.run()
+    assert dag.state("wait") == "failed" and int(run.get_task_instance("wait").try_number) == 1
+    captured = capfd.readouterr()
+    logged = captured.out + captured.err + caplog.text
+    assert "min_credits must be a whole number of credits (0 or more), got 'lots'" in logged
+    assert "no retry can fix this" in logged
+    assert emulator.stats()["requests"] == before
 
 
 @pytest.mark.compat

@@ -51,6 +51,10 @@ def test_a_record_survives_its_json_form_and_refuses_other_versions() -> None:
         UsageRecord.from_dict({k: v for k, v in original.as_dict().items() if k not in ("credits_used", "requests")})
     naive = record(start=datetime(2026, 11, 23, 8), end=datetime(2026, 11, 23, 9))
     assert naive.start.tzinfo is UTC
+    lossy = record(credits_maybe_charged=40)
+    assert UsageRecord.from_dict(lossy.as_dict()).credits_maybe_charged == 40
+    older = {k: v for k, v in lossy.as_dict().items() if k != "credits_maybe_charged"}  # written before it was counted
+    assert UsageRecord.from_dict(older).credits_maybe_charged == 0
 
 
 def test_keys_sort_by_start_fit_airflow_and_do_not_collide_when_ids_are_cut() -> None:

@@ -107,3 +107,32 @@ def test_a_misspelled_column_or_table_fails_at_once_naming_the_nearest_ones(
         assert "(HINT: Perhaps you meant to reference the column" in logged
     assert "LINE 1" not in logged  # the statement the warehouse quotes is the engine's, not the author's
     assert namelookup.remaining() == 100
+
+
+@pytest.mark.parametrize("kind", ["bigquery", "databricks"])
+def test_a_misspelled_table_is_named_with_its_neighbours_on_bigquery_and_databricks(
+        kind: str, request: pytest.FixtureRequest, namelookup: Any) -> None:
+    """Issue 48, item 6: the statement that lists a schema's tables (``table_names``) run on bqemulator
+    and on the local Spark, through the dialects' own spelling: a misspelled ``source_table`` names the
+    table that exists beside it, as on the other warehouses."""
+    from airflow.providers.common.compat.sdk import AirflowFailException
+
+    house = request.getfixturevalue(f"{kind}_warehouse")
+    table = house.create_customers([(1, "Anna", "DE")], name=house.table_name("people"))
+    misspelled = table.replace("people_", "peopel_")
+    with pytest.raises(AirflowFailException) as info:
+        _operator(house, source_table=misspelled).execute({})
+    assert f"source_table '{misspelled}' cannot be read on connection 'warehouse_{kind}' (does it exist?) " \
+           f"(nearest: {table})" in str(info.value)
+    assert namelookup.remaining() == 100
+    if kind == "databricks":  # its tables are the current schema's above: the same listing, named
+        from airflow_provider_namelookup.warehouse.diagnosis import Catalog
+        from airflow_provider_namelookup.warehouse.session import WarehouseSession
+
+        session = WarehouseSession(house.hook)
+        try:
+            schema = session.fetchall("SELECT current_database()")[0][0]
+            catalog = Catalog(session.dialect, session.probe, session.fetchall, session.column_names)
+            assert f"{schema}.{table}" in catalog.table_names(f"{schema}.{misspelled}")
+        finally:
+            session.shutdown()

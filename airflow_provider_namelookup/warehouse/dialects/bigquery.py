@@ -7,7 +7,7 @@ script or a session, and every DB-API statement is a job of its own, so the map 
 answers waiting to be stored are **staging tables** in the answers table's dataset,
 named for the run, expiring after a day (if the task dies) and dropped at its end;
 no keys declared (BigQuery enforces none, and the engine needs none), so every fill is a
-``MERGE``; no indexes; backslash
+``MERGE``; no indexes; a dataset's tables listed from its own ``INFORMATION_SCHEMA``; backslash
 escapes in string literals; bulk loads as one statement binding one JSON document
 (``UNNEST(JSON_QUERY_ARRAY(...))``), since ``executemany`` runs a job per row and
 ``insert_rows`` streams rows that DML cannot change for a while; answers stored at most
@@ -57,6 +57,11 @@ class BigQueryDialect(CloudTableDialect, name="bigquery", proof="emulator",
         from google.cloud.bigquery import dbapi
 
         return dbapi.connect(hook.get_client(project_id=hook.project_id, location=hook.location))
+
+    def table_names(self, schema: str | None) -> str | None:
+        """A dataset's own ``INFORMATION_SCHEMA`` (BigQuery has no unqualified one); none without a
+        dataset (a connection has no default one)."""
+        return f"SELECT table_name FROM {self.quote(schema)}.INFORMATION_SCHEMA.TABLES" if schema else None
 
     def literal(self, value: Any) -> str:
         if isinstance(value, bool):

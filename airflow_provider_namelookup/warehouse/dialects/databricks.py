@@ -4,7 +4,8 @@ What differs from the base: no session-private temporary tables on every workspa
 the map and the answers waiting to be stored are **staging Delta tables** beside the
 answers table, named for the run and dropped at its end; no ``UPDATE ... FROM``, so
 updates from a join are ``MERGE ... WHEN MATCHED THEN UPDATE``; no primary keys outside
-Unity Catalog (and none enforced), so every fill is a ``MERGE``; no indexes; backslash
+Unity Catalog (and none enforced), so every fill is a ``MERGE``; no indexes; a schema's tables
+listed by ``SHOW TABLES`` (``information_schema`` is Unity Catalog's alone); backslash
 escapes in string literals; bulk loads as one statement binding one JSON document
 (``explode(from_json(...))``), since ``executemany`` sends a statement per row; answers
 stored at most every 30 s; parameters at ``?`` (databricks-sql-connector's native binding, not
@@ -104,6 +105,13 @@ class DatabricksDialect(CloudTableDialect, name="databricks", proof="emulator",
         if not parts or (len(parts) == 1 and isinstance(parts[0], exp.Literal)):
             return super().where_string(value)
         return exp.Concat(expressions=parts, safe=True, coalesce=False).sql("databricks")
+
+    listed_name_column = 1  # SHOW TABLES: database, tableName, isTemporary
+
+    def table_names(self, schema: str | None) -> str | None:
+        """``SHOW TABLES``: Spark's, and every Databricks catalog's (``information_schema`` is Unity
+        Catalog's alone)."""
+        return f"SHOW TABLES IN {self.quote(schema)}" if schema else "SHOW TABLES"
 
     @cached_property
     def placeholder(self) -> str:

@@ -6,7 +6,8 @@ UPDATE`` instead of ``MERGE`` (assignments run left to right, so each is guarded
 claim's owner); ``UPDATE ... JOIN``; a ``LEFT JOIN`` to the target for a rerun's changed rows
 (MariaDB runs a correlated ``NOT EXISTS`` as a dependent subquery); ``READ COMMITTED`` (an
 ``INSERT ... SELECT`` then reads without the gap locks that deadlock concurrent runs); a prefix
-index on the joined text columns; naive UTC timestamps; ``CAST`` types of its own. mysql-connector-python
+index on the joined text columns (a plain one where the column is narrower than the prefix, or
+not text); naive UTC timestamps; ``CAST`` types of its own. mysql-connector-python
 replaces only ``%s`` markers and sends ``%%`` as is, so the DAG author's ``%`` is escaped
 only for mysqlclient.
 
@@ -29,6 +30,7 @@ from sqlglot.dialects.mysql import MySQL
 
 from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, Names, WarehouseDialect
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
+from airflow_provider_namelookup.warehouse.dialects.traits import error_code
 from airflow_provider_namelookup.warehouse.dialects.where_literals import (
     UnwritableString,
     backslash_escapes,
@@ -37,6 +39,8 @@ from airflow_provider_namelookup.warehouse.dialects.where_literals import (
 )
 from airflow_provider_namelookup.warehouse.schema import Column
 
+_PREFIX_REFUSED = 1089
+"""``Incorrect prefix key``: the column is narrower than the prefix, or not text."""
 _CASTS = {"text": "CHAR({n})", "longtext": "CHAR", "float": "DOUBLE", "int": "SIGNED", "bigint": "SIGNED",
           "timestamp": "DATETIME(6)"}
 
@@ -121,7 +125,15 @@ class MySqlDialect(WarehouseDialect, name="mysql",
         return f"DROP TEMPORARY TABLE IF EXISTS {table}"
 
     def index_temp(self, table: str, index: str, columns: Sequence[str], covering: Sequence[str] = ()) -> list[str]:
+        """A prefix of the name: a text or long column takes no index on all of it (191 characters of
+        ``utf8mb4`` are InnoDB's 767 bytes)."""
         return [f"CREATE INDEX {self.quote(index)} ON {table} ({columns[0]}(191))"]
+
+    def index_temp_instead(self, err: Exception, table: str, index: str, columns: Sequence[str]) -> list[str] | None:
+        """The whole column where no prefix fits it (``VARCHAR(20)``, ``CHAR(2)``, a number, a date)."""
+        if error_code(err) != _PREFIX_REFUSED:
+            return None
+        return [f"CREATE INDEX {self.quote(index)} ON {table} ({columns[0]})"]
 
     def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
         """Assignments run left to right: ``claimed_by`` first, decided on the row as it was;

@@ -7,7 +7,8 @@ join and ``GROUP BY``), ``UPDATE ... RETURNING`` for stores, ``ANALYZE`` after b
 and a new target table made by the fill itself
 (``CREATE TABLE ... AS`` then its primary key, in one transaction: 2x faster than an
 ``INSERT`` into a keyed table at 10,000,000 rows), its join planned in parallel workers
-(:meth:`PostgresDialect.before_fill_by_creating`).
+(:meth:`PostgresDialect.before_fill_by_creating`); the lowest of ``uuid`` keys through their text
+(PostgreSQL's ``MIN`` takes no ``uuid``).
 
 Credits: a claim is an ``INSERT ... ON CONFLICT DO NOTHING``-style upsert on the answers
 table's primary key, so of two runs claiming one query exactly one inserts it; the
@@ -22,8 +23,10 @@ Example::
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlglot.dialects.postgres import Postgres
 
@@ -98,6 +101,13 @@ class PostgresDialect(OnConflictDialect, name="postgresql", sqlglot_name="postgr
 
     def drop_stage(self, table: str) -> list[str]:
         return [self.drop_table(table)]
+
+    def lowest_key(self, expression: str, key_sample: Any, *, over: str = "") -> str:
+        """``MIN`` takes no ``uuid``: its text is ordered as its bytes are (fixed-width hex, dashes in
+        the same places), and cast back so that the key compares with the source's."""
+        if not isinstance(key_sample, uuid.UUID):
+            return super().lowest_key(expression, key_sample, over=over)
+        return f"CAST(MIN(CAST({expression} AS text)){f' OVER ({over})' if over else ''} AS uuid)"
 
     def index_temp(self, table: str, index: str, columns: Sequence[str], covering: Sequence[str] = ()) -> list[str]:
         return [f"ANALYZE {table} ({', '.join(columns)})"]  # the planner then hashes the small table

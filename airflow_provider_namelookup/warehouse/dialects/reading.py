@@ -32,6 +32,9 @@ class SourceReading(Spelling):
     may run in parallel where a cursor's query does not)."""
     server_side_cursor: ClassVar[bool] = False
     """Rows are read through a named (server-side) cursor, a page at a time."""
+    listed_name_column: ClassVar[int] = 0
+    """Which column of :meth:`table_names`' rows holds the table's name (a ``SHOW TABLES`` gives the
+    schema first)."""
     unchanged_by_outer_join: ClassVar[bool] = False
     """A rerun's distinct pass leaves out unchanged rows by a ``LEFT JOIN`` to the target (the rows it
     leaves unmatched are read) instead of a correlated ``NOT EXISTS``: for an engine that runs such a
@@ -66,7 +69,9 @@ class SourceReading(Spelling):
         which ``check_identifier`` passed before any statement ran; it is still written as an
         escaped literal (or a quoted name), never as raw text.
 
-        Example: ``SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()``."""
+        Example: ``SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()``;
+        BigQuery: ``SELECT table_name FROM `analytics`.INFORMATION_SCHEMA.TABLES``; Databricks:
+        ``SHOW TABLES IN `analytics``` (its names in the second column: :attr:`listed_name_column`)."""
         schema_is = f"= {self.literal(schema)}" if schema else "= current_schema()"
         return f"SELECT table_name FROM information_schema.tables WHERE table_schema {schema_is}"
 
@@ -82,7 +87,19 @@ class SourceReading(Spelling):
         Example: ``["SELECT set_config('work_mem', '64MB', true)"]`` (PostgreSQL: ``SET LOCAL``)."""
         return []
 
-    def distinct_values(self, names: Names, unchanged: Unchanged | None) -> str:
+    def lowest_key(self, expression: str, key_sample: Any, *, over: str = "") -> str:
+        """The lowest of a group's keys: an aggregate, or with ``over`` (``PARTITION BY ...``) a window
+        function. The distinct pass, the fill and the fix-up of prices all pick the row that carries a
+        query's price with it, so they agree on that row.
+
+        :param key_sample: a key of the source as the driver read it (its first row's), for an engine
+            whose ``MIN`` does not take every type of key.
+
+        Example: ``MIN(s.id)``; ``MIN(m.first_key) OVER (PARTITION BY m.query_hash)``; PostgreSQL, whose
+        ``MIN`` takes no ``uuid``: ``CAST(MIN(CAST(s.id AS text)) AS uuid)``."""
+        return f"MIN({expression})" + (f" OVER ({over})" if over else "")
+
+    def distinct_values(self, names: Names, unchanged: Unchanged | None, key_sample: Any = None) -> str:
         """Each distinct raw value of the rows to enrich, with its row count, its lowest key and
         how many distinct values there are in all (on every row: the first page tells the run
         its need's bound), and one more row (``total`` = 1) with the count of every row of the source.
@@ -90,23 +107,26 @@ class SourceReading(Spelling):
 
         :param unchanged: when a source row ``s`` is unchanged since its target row ``t`` was written;
             None when there is no target yet.
+        :param key_sample: a key of the source (see :meth:`lowest_key`).
         """
         if self.compares_bytes_as:  # grouped on the bytes, each group's value read back through MIN
             country = f"MIN({names.country})" if names.country else "NULL"
             groups = ", ".join(f"CAST({e} AS {self.compares_bytes_as})" for e in (names.name, names.country) if e)
-            return self._distinct_values(names, unchanged, f"MIN({names.name}), {country}", groups)
+            return self._distinct_values(names, unchanged, f"MIN({names.name}), {country}", groups, key_sample)
         country = names.country or "NULL"
         groups = ", ".join(e for e in (names.name, names.country) if e)
-        return self._distinct_values(names, unchanged, f"{names.name}, {country}", groups)
+        return self._distinct_values(names, unchanged, f"{names.name}, {country}", groups, key_sample)
 
-    def _distinct_values(self, names: Names, unchanged: Unchanged | None, values: str, groups: str) -> str:
+    def _distinct_values(self, names: Names, unchanged: Unchanged | None, values: str, groups: str,
+                         key_sample: Any) -> str:
         if unchanged is None:
             filtered = ""
         elif self.unchanged_by_outer_join:
             filtered = f" LEFT JOIN {unchanged.target} t ON {unchanged.condition} WHERE {unchanged.matched} IS NULL"
         else:
             filtered = f" WHERE NOT EXISTS ({unchanged.exists()})"
-        return (f"SELECT 0 AS total, {values}, COUNT(*) AS value_rows, MIN({names.key}) AS first_key, "
+        return (f"SELECT 0 AS total, {values}, COUNT(*) AS value_rows, "
+                f"{self.lowest_key(names.key, key_sample)} AS first_key, "
                 f"COUNT(*) OVER () AS distinct_values "
                 f"FROM {names.relation} s{filtered} GROUP BY {groups} "
                 f"UNION ALL SELECT 1, NULL, NULL, COUNT(*), NULL, NULL FROM {names.relation} s")

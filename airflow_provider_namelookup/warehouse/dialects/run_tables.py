@@ -83,6 +83,14 @@ class RunTables(Spelling):
         Example: ``["CREATE INDEX \"i\" ON \"t\" (raw_name, raw_country, gender)"]`` (SQLite)."""
         return []
 
+    def index_temp_instead(self, err: Exception, table: str, index: str, columns: Sequence[str]) -> list[str] | None:
+        """Statements to run when one of :meth:`index_temp`'s failed with ``err`` because of the
+        joined columns' type (they are the source's own: any width, text or not); None to raise ``err``.
+
+        Example: ``["CREATE INDEX `i` ON t (raw_name)"]`` (MySQL, after a prefix index on a column
+        narrower than the prefix, or not text)."""
+        return None
+
     def analyze(self, table: str, columns: Sequence[str] = ()) -> list[str]:
         """Statistics for a table just bulk-filled, when the engine keeps them by hand (of
         ``columns`` only, when given: the ones later runs join and compare on); none by default."""

@@ -91,7 +91,7 @@ class BulkLoad(enum.Enum):
     ARROW = "arrow"
 
 
-def _code(err: BaseException) -> int | None:
+def error_code(err: BaseException) -> int | None:
     """The driver's numeric error code (``errno``, or the first argument), if it has one."""
     code = getattr(err, "errno", None)
     if not isinstance(code, int):
@@ -132,7 +132,7 @@ class DriverErrors:
 
     def is_lock_conflict(self, err: BaseException) -> bool:
         """The engine failed this statement to resolve a lock conflict: run the step again."""
-        return (self._state(err) in self.lock_conflict_states or _code(err) in self.lock_conflict_codes
+        return (self._state(err) in self.lock_conflict_states or error_code(err) in self.lock_conflict_codes
                 or self._says(err, self.lock_conflict_words))
 
     def is_connection_lost(self, err: BaseException) -> bool:
@@ -141,11 +141,11 @@ class DriverErrors:
         state = self._state(err)
         if state and (state.startswith("08") or state in ("57P01", "57P02", "57P03")):
             return True
-        return _code(err) in self.connection_lost_codes or self._says(err, self.connection_lost_words)
+        return error_code(err) in self.connection_lost_codes or self._says(err, self.connection_lost_words)
 
     def is_duplicate_key(self, err: BaseException) -> bool:
         """A unique key (or a table or column name) is taken: another run got there first."""
-        return (self._state(err) in ("23505", "42P07") or _code(err) in self.duplicate_key_codes
+        return (self._state(err) in ("23505", "42P07") or error_code(err) in self.duplicate_key_codes
                 or self._says(err, self.duplicate_key_words))
 
 
