@@ -45,8 +45,12 @@ lint: $(STAMP)
 
 # Each test is stopped after 10 minutes (pytest-timeout; the slowest takes under a minute on 2 cores):
 # a test that hangs fails with every thread's traceback instead of holding the run until CI's limit.
+# TEST_WORKERS processes (pytest-xdist) share the suite a test file at a time, so that a file's session and
+# module fixtures (Spark, bqemulator, an api-server) start once per process; TEST_WORKERS=0 runs it in one.
+TEST_WORKERS ?= 2
 test: lint browser bigquery-emulator spark h2
-	NAMELOOKUP_BQEMULATOR_PYTHON=$(BQEMULATOR_VENV)/bin/python $(BIN)/python -m pytest --timeout 600
+	NAMELOOKUP_BQEMULATOR_PYTHON=$(BQEMULATOR_VENV)/bin/python $(BIN)/python -m pytest --timeout 600 \
+		$(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile)
 
 # bqemulator (a BigQuery REST API on DuckDB), which the BigQuery tests run the engine's statements on
 # (tests/bigquery_emulator.py), in a venv of its own: it pins an older sqlglot than the provider.
