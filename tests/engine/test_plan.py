@@ -111,3 +111,15 @@ def test_the_spec_fingerprint_changes_with_what_shapes_a_question() -> None:
     assert len({base, *(spec.fingerprint for spec in changed)}) == 6
     # country of origin takes no hints, so a default hint does not change its questions
     assert QueryRules(LookupKind.ORIGIN, default_country="DE").fingerprint == QueryRules(LookupKind.ORIGIN).fingerprint
+
+
+@pytest.mark.parametrize("kind", ["first_name", "full_name", "email"])
+@pytest.mark.parametrize("lookup", [LookupKind.GENDER, LookupKind.ORIGIN])
+def test_a_missing_name_is_reported_against_the_field_the_run_reads(kind: str, lookup: LookupKind) -> None:
+    """Issue 50, item 3: a NULL full name in a ``name_kind="full_name"`` run was reported as
+    ``mandatory-parameter-missing [first_name]``, a field the run never reads."""
+    missing = plan_name(None, QueryRules(lookup, kind), ref=1)  # type: ignore[arg-type]
+    assert missing.error is not None and missing.query is None
+    assert (missing.error.status_id, missing.error.field) == ("mandatory-parameter-missing", kind)
+    assert str(missing.error) == (f"mandatory-parameter-missing [{kind}]: {kind} is null; one of first_name, "
+                                  "full_name or email must be set")
