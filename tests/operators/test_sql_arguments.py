@@ -186,5 +186,6 @@ def test_the_audits_where_payloads_run_nothing_on_postgresql(postgres_warehouse:
     assert "top secret" not in logged
     for function in ("QUERY_TO_XML", "LO_IMPORT", "PG_SLEEP", "SET_CONFIG"):
         assert f"; {function} is not one of them" in logged
-    assert "where must be one boolean expression over the source's columns: it does not parse" in logged
+    assert ("where must be one boolean expression over the source's columns: it cannot be read at \")\" (line 1, "
+            "column 5), after \"true\"") in logged
     assert namelookup.remaining() == 100
