@@ -341,3 +341,10 @@ class NameLookupInsufficientCredits(NameLookupError):
         self.needed = needed
         self.available = available
         super().__init__("insufficient-credits", detail)
+
+
+class NameLookupOverBudget(NameLookupInsufficientCredits):
+    """The run needs more than its ``max_credits`` (less what earlier tries spent, with
+    ``max_credits_scope="dag_run"``) allows: every retry of the task meets the same budget, so the
+    operators fail at once, without Airflow's retries. A need beyond the account's remaining credits
+    alone is a :class:`NameLookupInsufficientCredits` and is retried (credits can be bought meanwhile)."""

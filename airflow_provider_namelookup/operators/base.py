@@ -29,6 +29,7 @@ from airflow_provider_namelookup.engine.run import RunOptions
 from airflow_provider_namelookup.errors import (
     UNFIXABLE_SERVICE_ERRORS,
     NameLookupConnectionMisconfigured,
+    NameLookupOverBudget,
     with_what_to_change,
 )
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
@@ -37,11 +38,13 @@ from airflow_provider_namelookup.models import NameKind
 from airflow_provider_namelookup.operators.token_masking import MasksTokenBeforeRendering
 from airflow_provider_namelookup.usage.recorder import RecordsUsage
 
-UNFIXABLE_BY_RETRY: tuple[type[Exception], ...] = (*UNFIXABLE_SERVICE_ERRORS, AirflowNotFoundException)
+UNFIXABLE_BY_RETRY: tuple[type[Exception], ...] = (*UNFIXABLE_SERVICE_ERRORS, AirflowNotFoundException,
+                                                   NameLookupOverBudget)
 """Errors that the same try would meet again: a missing or invalid token, a wrong base URL, a
 request the service rejects as a whole, a service that can never answer as configured (https to
-a plain-HTTP port), a conn_id that is not defined. An operator adds its own (the table operators:
-a source table, column or ``where`` the warehouse does not have, a warehouse they do not serve)."""
+a plain-HTTP port), a conn_id that is not defined, a need beyond ``max_credits`` in ``fail`` mode.
+An operator adds its own (the table operators: a source table, column or ``where`` the warehouse
+does not have, a warehouse they do not serve)."""
 
 
 def service_connection(conn_id: str, parameter: str = "namelookup_conn_id") -> Any:
