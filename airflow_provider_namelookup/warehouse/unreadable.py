@@ -97,8 +97,7 @@ def where_it_stopped(text: str, err: SqlglotError) -> str:
     column = max(1, int(first.get("col") or 1) - len(highlight) + 1)
     before = _before(str(first.get("start_context") or ""))
     description = str(first.get("description") or "")
-    last_word = before.rsplit(None, 1)[-1] if before.strip() else ""
-    meant = _meant(last_word, highlight)
+    meant = _meant(*reversed(before.split()[-2:]), highlight)  # the words just before the place, and its own
     if description.startswith("Expecting "):
         expected = description.removeprefix("Expecting ").strip()
         return f'a "{expected}" is missing after "{highlight}" ({_position(line, column)}){meant}'
