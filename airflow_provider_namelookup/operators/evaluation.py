@@ -144,8 +144,6 @@ class SqlGenderEvaluationOperator(_GenderEvaluationBase, BaseSQLOperator):
     :param where: a filter of the source rows (templated SQL, the source's column names).
     :param sql: instead of the above, a SELECT whose columns are named ``label``, ``gender``,
         ``probability`` and optionally ``samples``, ``status`` and ``group_column`` (templated).
-
-    Plus the settings and report of :class:`_GenderEvaluationBase`.
     """
 
     template_fields: Sequence[str] = (*BaseSQLOperator.template_fields, *_GenderEvaluationBase.template_fields,
@@ -200,8 +198,6 @@ class GenderEvaluationOperator(_GenderEvaluationBase):
     :param labels: the true genders, aligned with ``answers`` (templated).
     :param groups: optional grouping values aligned with ``answers`` (templated).
     :param group_name: what the report calls the groups.
-
-    Plus the settings and report of :class:`_GenderEvaluationBase`.
 
     Example::
 
