@@ -168,7 +168,8 @@ def _signature(page: Path, target: str) -> str:
 @pytest.mark.parametrize(("target", "shown"), [
     ("operators.warehouse.SqlGenderLookupOperator",
      ["key_column: str", "name_column: str", "last_name_column: str | None = None", "country: str | None = None",
-      "min_probability: float | str | None = None", "conn_id: str | None = None", "max_credits: int | str | None = None",
+      "min_probability: float | str | None = None", "conn_id: str | None = None",
+      "max_credits: int | str | None = None",
       "namelookup_conn_id: str = 'namelookup_default'", "on_insufficient_credits: InsufficientCreditsMode = 'fail'",
       "plan_only: bool = False", "hook_params: dict | None = None", "**kwargs"]),
     ("operators.warehouse.SqlCountryOfOriginOperator",

@@ -134,9 +134,9 @@ def test_country_of_origin_table(warehouse: Any, write_dag: Any, namelookup: Any
 
 
 PEOPLE = [  # (key, first name, last name, country)
-    (1, "Theresa", "Miller", "DE"), (2, " theresa", "MILLER ", "DE"), (3, "Theresa", None, "DE"), (4, "Theresa", " ", "DE"),
-    (5, None, "Miller", "DE"), (6, "", "Miller", None), (7, "John", "Smith", "US"), (8, "Anna", "Schmidt", None),
-    (9, "x" * 60, "y" * 45, None),
+    (1, "Theresa", "Miller", "DE"), (2, " theresa", "MILLER ", "DE"), (3, "Theresa", None, "DE"),
+    (4, "Theresa", " ", "DE"), (5, None, "Miller", "DE"), (6, "", "Miller", None), (7, "John", "Smith", "US"),
+    (8, "Anna", "Schmidt", None), (9, "x" * 60, "y" * 45, None),
 ]
 
 
