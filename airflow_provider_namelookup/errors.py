@@ -138,6 +138,13 @@ class NameLookupConnectionMisconfigured(NameLookupConnectionError):
     retryable = False
 
 
+class InvalidArgument(ValueError):
+    """An argument of an operator or sensor, as templated at run time, breaks its rule
+    (``max_credits="{{ params.budget }}"`` rendered as ``"many"``): every retry renders it the same
+    way, so the operators and the sensor fail at once, without Airflow's retries. (Arguments that
+    are not templated are checked when the DAG is parsed.)"""
+
+
 UNFIXABLE_SERVICE_ERRORS: tuple[type[NameLookupError], ...] = (
     NameLookupAuthError, NameLookupEndpointNotFound, NameLookupValidationError, NameLookupConnectionMisconfigured)
 """What the service (or the way to it) says that the same request meets again however long one

@@ -27,7 +27,7 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
-from airflow_provider_namelookup.errors import NameLookupError
+from airflow_provider_namelookup.errors import InvalidArgument, NameLookupError
 from airflow_provider_namelookup.hooks.namelookup import NameLookupHook
 from airflow_provider_namelookup.operators.base import (
     UNFIXABLE_BY_RETRY,
@@ -91,7 +91,7 @@ class NameLookupCreditsSensor(MasksTokenBeforeRendering, RecordsUsage, BaseSenso
         try:
             return int(self.min_credits)
         except (TypeError, ValueError):
-            raise ValueError(f"min_credits must be an integer, got {self.min_credits!r}") from None
+            raise InvalidArgument(f"min_credits must be an integer, got {self.min_credits!r}") from None
 
     _poke_hook: tuple[Any, NameLookupHook] | None = None
 

@@ -235,3 +235,29 @@ def test_a_need_beyond_the_account_s_credits_alone_is_retried_and_makes_no_table
     assert "only 2 are available (limited by the account's 2 remaining credits)" in logged
     assert "no retry can fix this" not in logged
     assert namelookup.remaining() == 2
+
+
+def test_a_templated_argument_its_rule_refuses_fails_at_once(write_dag: Any, namelookup: Any, sqlite_warehouse: Any,
+                                                             capfd: pytest.CaptureFixture[str],
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 50, item 1: every retry renders the template the same way; these were retried (a plain
+    ValueError). Arguments that are not templated already fail when the DAG is parsed."""
+    table = sqlite_warehouse.create_customers([(1, "Anna", None)])
+    dag = write_dag(f"""
+        GenderLookupOperator(task_id="budget", queries=["Anna"], max_credits="{{{{ 'many' }}}}", {RETRIES})
+        GenderLookupOperator(task_id="queries", queries="{{{{ 'Anna' }}}}", {RETRIES})
+        SqlGenderLookupOperator(task_id="threshold", conn_id={sqlite_warehouse.conn_id!r}, source_table={table!r},
+                                key_column="customer_id", name_column="name", min_probability="{{{{ 'high' }}}}",
+                                {RETRIES})
+        NameLookupCreditsSensor(task_id="sensor", min_credits="{{{{ 'plenty' }}}}", poke_interval=0.1, timeout=30,
+                                soft_fail=True, {RETRIES})
+    """)
+    run = dag.run()
+    tasks = ("budget", "queries", "threshold", "sensor")
+    assert [(dag.state(t), _tries(run, t)) for t in tasks] == [("failed", 1)] * 4
+    logged = _logged(capfd, caplog)
+    for message in ("max_credits must be an integer, got 'many'", "queries must be a list (of names, query objects "
+                    "or rows), got a single str", "min_probability must be a number from 0 to 1, got 'high'",
+                    "min_credits must be an integer, got 'plenty'"):
+        assert f"{message} (no retry can fix this" in logged, message
+    assert not _exists(sqlite_warehouse, f"{table}_gender") and namelookup.remaining() == 100
