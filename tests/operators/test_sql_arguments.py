@@ -23,7 +23,7 @@ import airflow_provider_namelookup.operators as operators
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
 IDENTIFIERS = {"source_table", "target_table", "answers_table", "key_column", "name_column", "country_column",
-               "label_column", "group_column"}
+               "last_name_column", "label_column", "group_column"}
 """Checked identifiers (letters, digits, ``_``; ``schema.table`` for tables), quoted by the dialect."""
 WHERE = {"where"}
 """The one checked ``where`` path (``warehouse/where_clause.py``)."""
