@@ -6,6 +6,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SCALE_STAMP := $(VENV)/.installed-scale
+# make demo needs the provider, the emulator and SQLite's Airflow provider (the examples extra), plus DuckDB's
+# with NAMELOOKUP_DEMO_WAREHOUSE=duckdb: a stamp of its own per warehouse, a fraction of the development
+# install. The development install (make install, which make test needs) holds both and touches them too.
+COMMA := ,
+DEMO_DUCKDB := $(filter duckdb,$(NAMELOOKUP_DEMO_WAREHOUSE))
+DEMO_EXTRAS := examples$(if $(DEMO_DUCKDB),$(COMMA)duckdb)
+DEMO_STAMPS := $(VENV)/.installed-demo $(VENV)/.installed-demo-duckdb
+DEMO_STAMP := $(VENV)/.installed-demo$(if $(DEMO_DUCKDB),-duckdb)
 # The emulator's own distribution (namelookup-emulator), beside the provider's.
 EMULATOR_DIR := namelookup-emulator
 EMULATOR_PYPROJECT := $(EMULATOR_DIR)/pyproject.toml
@@ -32,7 +40,14 @@ $(STAMP): pyproject.toml $(EMULATOR_PYPROJECT) Makefile
 	# apache-airflow-providers-mysql requires mysqlclient, which needs MySQL C headers;
 	# the hook runs on mysql-connector-python instead (extra {"client": "mysql-connector-python"}).
 	$(BIN)/python -m pip install --quiet --no-deps 'apache-airflow-providers-mysql>=6'
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMPS)
+
+$(DEMO_STAMP): pyproject.toml $(EMULATOR_PYPROJECT) Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ./$(EMULATOR_DIR) -e '.[$(DEMO_EXTRAS)]'
+	rm -rf airflow_provider_namelookup.egg-info $(EMULATOR_DIR)/namelookup_emulator.egg-info
+	touch $(DEMO_STAMP)
 
 $(SCALE_STAMP): $(STAMP) pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet -e ./$(EMULATOR_DIR) -e '.[dev,scale]'
@@ -125,7 +140,7 @@ docs: $(STAMP)
 test-compat:
 	$(PYTHON) compat/matrix.py run
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/python -m demo
 
 bench: $(STAMP)

@@ -138,6 +138,13 @@ class NameLookupConnectionMisconfigured(NameLookupConnectionError):
     retryable = False
 
 
+class InvalidArgument(ValueError):
+    """An argument of an operator or sensor, as templated at run time, breaks its rule
+    (``max_credits="{{ params.budget }}"`` rendered as ``"many"``): every retry renders it the same
+    way, so the operators and the sensor fail at once, without Airflow's retries. (Arguments that
+    are not templated are checked when the DAG is parsed.)"""
+
+
 UNFIXABLE_SERVICE_ERRORS: tuple[type[NameLookupError], ...] = (
     NameLookupAuthError, NameLookupEndpointNotFound, NameLookupValidationError, NameLookupConnectionMisconfigured)
 """What the service (or the way to it) says that the same request meets again however long one
@@ -355,3 +362,10 @@ class NameLookupBudgetReached(NameLookupInsufficientCredits):
     def __init__(self, detail: str, *, needed: int, available: int, maybe_charged: int) -> None:
         self.maybe_charged = maybe_charged
         super().__init__(detail, needed=needed, available=available)
+
+
+class NameLookupOverBudget(NameLookupInsufficientCredits):
+    """The run needs more than its ``max_credits`` (less what earlier tries spent, with
+    ``max_credits_scope="dag_run"``) allows: every retry of the task meets the same budget, so the
+    operators fail at once, without Airflow's retries. A need beyond the account's remaining credits
+    alone is a :class:`NameLookupInsufficientCredits` and is retried (credits can be bought meanwhile)."""

@@ -262,12 +262,25 @@ def validate_id(value: Any) -> int | str | None:
 
 
 def pick_name_field(raw: Mapping[str, Any]) -> NameKind:
-    """The name field a query uses: the first present of first_name, full_name, email."""
+    """The name field a query uses: the first present of first_name, full_name, email.
+
+    None present is ``mandatory-parameter-missing``, reported against the field the query
+    gave as null (a table's NULL full name is a ``full_name`` mistake), else ``first_name``:
+
+    >>> pick_name_field({"full_name": None, "country": "DE"})
+    Traceback (most recent call last):
+    ...
+    NameLookupValidationError: mandatory-parameter-missing [full_name]: full_name is null; one of first_name, ...
+    """
     for kind in NAME_KINDS:
         if raw.get(kind) is not None:
             return kind
-    raise _invalid("mandatory-parameter-missing", "first_name",
-                   "one of first_name, full_name or email must be set")
+    given = next((kind for kind in NAME_KINDS if kind in raw), None)
+    if given is None:
+        raise _invalid("mandatory-parameter-missing", "first_name",
+                       "one of first_name, full_name or email must be set")
+    raise _invalid("mandatory-parameter-missing", given,
+                   f"{given} is null; one of first_name, full_name or email must be set")
 
 
 def validate_query(raw: Any, *, hints: bool = True) -> Query:

@@ -158,6 +158,25 @@ class Warehouse:
                 "varchar(20)": "STRING(20)" if self.kind == "bigquery" else "VARCHAR(20)",
                 "char(2)": "STRING(2)" if self.kind == "bigquery" else "CHAR(2)"}[kind]
 
+    def create_people(self, rows: list[tuple[Any, ...]]) -> str:
+        """A people(customer_id, name, last_name, country) table holding ``rows``: first and last names
+        in two columns."""
+        table = self.table_name("people")
+        if self.kind == "bigquery":
+            self.hook.run(f"CREATE TABLE {table} (customer_id INT64 NOT NULL, name STRING, last_name STRING, "
+                          "country STRING)")
+        else:
+            text = {"sqlite": "TEXT", "databricks": "STRING"}.get(self.kind, "VARCHAR(2000)")
+            key = "" if self.kind == "databricks" else " PRIMARY KEY"
+            self.hook.run(f"CREATE TABLE {table} (customer_id INTEGER{key}, name {text}, last_name {text}, "
+                          f"country {text})")
+        self.insert(table, rows)
+        return table
+
+    def set_column(self, table: str, key: int, column: str, value: Any) -> None:
+        """``UPDATE table SET column = <value> WHERE customer_id = key``, the value written as a literal."""
+        self.hook.run(f"UPDATE {table} SET {column} = {self.dialect.literal(value)} WHERE customer_id = {key}")
+
     def insert(self, table: str, rows: list[tuple[Any, ...]]) -> None:
         if rows:
             marks = "(" + self.dialect.marks(len(rows[0])) + ")"

@@ -97,7 +97,10 @@ def test_name_field_precedence() -> None:
 def test_mandatory_parameter_missing() -> None:
     rejects({}, "mandatory-parameter-missing")
     rejects({"country": "DE"}, "mandatory-parameter-missing")
-    rejects({"first_name": None}, "mandatory-parameter-missing")
+    rejects({"first_name": None}, "mandatory-parameter-missing", "first_name")
+    rejects({"full_name": None, "country": "DE"}, "mandatory-parameter-missing", "full_name")
+    rejects({"email": None}, "mandatory-parameter-missing", "email")
+    rejects({"country": "DE"}, "mandatory-parameter-missing", "first_name")
     rejects("Anna", "mandatory-parameter-missing")
     rejects(["Anna"], "mandatory-parameter-missing")
 

@@ -28,6 +28,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from airflow_provider_namelookup.errors import InvalidArgument
+
 UNKNOWN = "unknown"
 
 
@@ -93,8 +95,9 @@ _COUNT = "a whole number from 0"
 
 
 def _number(name: str, value: Any, read: Callable[[Any], Any], rule: str) -> Any:
-    """``value`` read by ``read``; None for none (None or blank); a ValueError naming ``name``
-    and its ``rule`` when it cannot be read."""
+    """``value`` read by ``read``; None for none (None or blank); an
+    :class:`~airflow_provider_namelookup.errors.InvalidArgument` naming ``name`` and its ``rule``
+    when it cannot be read."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     try:
@@ -102,7 +105,7 @@ def _number(name: str, value: Any, read: Callable[[Any], Any], rule: str) -> Any
             raise ValueError
         return read(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be {rule}, got {value!r}") from None
+        raise InvalidArgument(f"{name} must be {rule}, got {value!r}") from None
 
 
 def _share(value: Any) -> float:

@@ -40,7 +40,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from airflow_provider_namelookup.errors import NameLookupBudgetReached, NameLookupInsufficientCredits
+from airflow_provider_namelookup.errors import (
+    NameLookupBudgetReached,
+    NameLookupInsufficientCredits,
+    NameLookupOverBudget,
+)
 
 InsufficientCreditsMode = Literal["fail", "partial"]
 MODES: tuple[str, ...] = ("fail", "partial")
@@ -86,7 +90,9 @@ class CreditBudget:
         :param remaining: the account's remaining credits (statistic call), None if unchecked.
         :param mode: ``fail`` raises when the need exceeds what is available; ``partial``
             spends what it may and leaves the rest for the next run.
-        :raises NameLookupInsufficientCredits: in ``fail`` mode when the need is too big.
+        :raises NameLookupInsufficientCredits: in ``fail`` mode when the need is too big
+            (:class:`~airflow_provider_namelookup.errors.NameLookupOverBudget` when it is more than
+            ``max_credits``: no retry can fix that).
         """
         check_mode(mode)
         limits = [(v, label) for v, label in ((max_credits, f"max_credits={max_credits}"),
@@ -96,7 +102,9 @@ class CreditBudget:
             return cls(needed=needed)
         available, label = min(limits, key=lambda item: item[0])
         if needed > available and mode == "fail":
-            raise NameLookupInsufficientCredits(
+            refusal = NameLookupOverBudget if max_credits is not None and needed > max_credits else \
+                NameLookupInsufficientCredits
+            raise refusal(
                 f"this run needs {needed} credits but only {available} are available (limited by {label}); "
                 "nothing was spent. Raise max_credits, buy credits, or set on_insufficient_credits='partial'.",
                 needed=needed, available=available)

@@ -57,12 +57,15 @@ class Finisher:
         self.statements = statements
         self.on_failure = on_failure
 
-    async def finish(self, failure: BaseException | None) -> None:
+    async def finish(self, failure: BaseException | None, *, fill: bool = True) -> None:
         """Give back the claims not answered, fill the sink, close the cache and log the summary (also
-        after a failure: the first error is the one raised, a later one is logged)."""
+        after a failure: the first error is the one raised, a later one is logged).
+
+        :param fill: False when the sink or the cache was never made (the run stopped before: a budget
+            refusal); nothing was claimed, and no table is made to hold the rows."""
         try:
             try:
-                if not self.plan_only:
+                if not self.plan_only and fill:
                     if self.ledger.count(*HOLDING):
                         await self.cache.release()
                         self.ledger.move(self.ledger.hashes(*HOLDING), QueryState.RELEASED)

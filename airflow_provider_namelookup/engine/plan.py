@@ -46,6 +46,9 @@ class QueryRules:
         (the rule of :mod:`airflow_provider_namelookup.token_guard`).
     :param abstain: gender only: the thresholds below which an answer is written as
         ``unknown`` (:mod:`.abstain`); it shapes the rows, not the queries.
+    :param last_names: the values are first names that come with a last name each (a table's
+        ``last_name_column``): a value with both is looked up as one full name
+        (:func:`build_query_object`).
     """
 
     lookup: LookupKind
@@ -55,10 +58,14 @@ class QueryRules:
     default_ip: str | None = None
     secrets: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     abstain: Abstain | None = None
+    last_names: bool = False
 
     def __post_init__(self) -> None:
         if self.name_kind not in NAME_KINDS:
             raise ValueError(f"name_kind must be one of {', '.join(NAME_KINDS)}, got {self.name_kind!r}")
+        if self.last_names and self.name_kind != "first_name":
+            raise ValueError(f"last_name_column reads last names beside the first names of name_column: name_kind "
+                             f"must be 'first_name' (the default), got {self.name_kind!r}")
         if self.abstain is not None and self.lookup is not LookupKind.GENDER:
             raise ValueError("min_probability and min_samples apply to gender lookups only")
         hints = {"country": self.default_country, "locale": self.default_locale, "ip": self.default_ip}
@@ -83,6 +90,8 @@ class QueryRules:
         parts = [self.lookup.value, self.name_kind, *(f"{k}={v or ''}" for k, v in self.default_hints.items())]
         if self.abstain is not None:  # without one, the fingerprint of the rows written before abstaining existed
             parts.append(self.abstain.fingerprint)
+        if self.last_names:  # reading the last names (or no longer) asks every row's question anew
+            parts.append("last_name")
         return hashlib.sha256("\x1e".join(parts).encode()).hexdigest()[:12]
 
 
@@ -98,10 +107,30 @@ def _invalid_hash(lookup: LookupKind, raw: Any) -> str:
 
 
 def build_query_object(name: Any, rules: QueryRules, *, country: Any = None, locale: Any = None,
-                       ip: Any = None, id: Any = None) -> dict[str, Any]:
+                       ip: Any = None, id: Any = None, last_name: Any = None) -> dict[str, Any]:
     """A query object from a bare name plus per-value hints; a hint that is missing or blank
-    gets the rules' default."""
+    gets the rules' default.
+
+    With ``rules.last_names``, a first name and a last name (neither NULL nor blank) are one
+    ``full_name``, joined by a space; a NULL or blank last name leaves the first name alone
+    (``first_name``), and without a first name the value breaks the first name's rule whatever
+    its last name (a last name alone is not looked up).
+
+    >>> rules = QueryRules(LookupKind.GENDER, last_names=True)
+    >>> build_query_object("Theresa", rules, last_name="Miller"), build_query_object("Theresa", rules, last_name=" ")
+    ({'full_name': 'Theresa Miller'}, {'first_name': 'Theresa'})
+    >>> build_query_object(None, rules, last_name="Miller")
+    {'first_name': None}
+
+    :raises NameLookupValidationError: a last name that is not text (``parameter-full-name-invalid``).
+    """
     raw: dict[str, Any] = {rules.name_kind: name}
+    if rules.last_names and last_name is not None:
+        if not isinstance(last_name, str):
+            raise NameLookupValidationError("parameter-full-name-invalid", f"last_name must be text, got "
+                                            f"{type(last_name).__name__}", field="last_name")
+        if last_name.strip() and isinstance(name, str) and name.strip():
+            raw = {"full_name": f"{name} {last_name}"}
     if defaults := rules.default_hints:  # none for a lookup that takes no hints
         for hint, value in zip(HINT_FIELDS, (country, locale, ip), strict=True):
             chosen = defaults[hint] if value is None or (isinstance(value, str) and not value.strip()) else value
@@ -152,7 +181,7 @@ def _plain_question(value: SourceValue, rules: QueryRules) -> Question | None:
     if type(raw) is not dict or value.refusal is not None or rules.default_locale or rules.default_ip:
         return None
     kind, secrets, code = rules.name_kind, rules.secrets, None
-    name = raw.get(kind)
+    name = raw.get(kind)  # a full name joined from a first and a last name holds a space: never plain
     if "country" in raw:
         country = raw["country"]
         code = plain_country(country) if rules.lookup.takes_hints else None

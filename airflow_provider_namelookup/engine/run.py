@@ -28,10 +28,12 @@ when the source reads on a connection of its own and a bound on the need fits th
 (:meth:`LookupRun._ask_while_reading`): each page's new queries are claimed and asked as
 soon as the page is planned.
 
-Before step 1 the sink and the cache are looked for; what is missing is made once the first
-page is read and the account's remaining credits were read (the budget's statistic call, asked
-before the reading), so a wrong token fails before any table exists. A run whose sink and
-cache exist calls the service only when it has something to ask.
+Before step 1 the sink and the cache are looked for; what is missing is made only once the
+budget is decided (step 3: after the whole source is read, or on the bound the first page gives
+when the run asks while it reads) and the account's remaining credits were read (the budget's
+statistic call, asked before the reading), so that a wrong token or a need beyond the budget
+fails before any table exists. A run whose sink and cache exist calls the service only when it
+has something to ask.
 
 If a lookup fails (credits exhausted, network gone), the answers received are stored,
 the sink is filled with them, the claims are released, and the error is raised: the next
@@ -145,6 +147,8 @@ class LookupRun:
         self.asker = Asker(service, self.lookup, cache, self.ledger, self.progress, log, claimer)
         self.finisher = Finisher(self.planner, cache, sink, self.spending, self.ledger, self.progress, log,
                                  plan_only=options.plan_only, statements=statements, on_failure=on_failure)
+        self._made = False
+        """The sink and the cache this run had to make are made."""
 
     @property
     def questions(self) -> list[Question]:
@@ -185,14 +189,16 @@ class LookupRun:
                 self.progress.pages += 1
                 yield values
 
-    async def _read_then_ask(self, pages: AsyncIterator[Sequence[SourceValue]]) -> None:
-        """Read and plan everything, check the exact need, then ask."""
+    async def _read_then_ask(self, pages: AsyncIterator[Sequence[SourceValue]], *, making: bool) -> None:
+        """Read and plan everything, check the exact need, make what is missing (``making``), then ask."""
         await self.planner.read(pages)
         self.progress.credits_needed = len(self.to_ask) * self.price
         self._log_plan()
         if self.options.plan_only:
             return
         budget = await self.spending.decide(self.progress.credits_needed)
+        if making:
+            await self._make_sink_and_cache()
         if budget.short:
             self.log.warning("Only %s of the %d credits needed may be spent (limited by %s); the rest is left "
                              "for the next run", budget.allowance, budget.needed, budget.limited_by)
@@ -267,8 +273,6 @@ class LookupRun:
             first = await anext(pages, None)  # the first page says how many distinct values there are
             if first is not None:
                 self.planner.plan_ahead(first)  # while the statistic call of a first run is on its way
-            if making:
-                await self._make_sink_and_cache()
         except BaseException:
             await source_pages.aclose()  # nothing was made or spent: nothing to finish
             await self.spending.forget_remaining_ahead()
@@ -277,8 +281,10 @@ class LookupRun:
             pages = _then(first, source_pages)
             budget = await self.spending.while_reading(len(first) if first is not None else 0)
             if budget is None:
-                await self._read_then_ask(pages)
+                await self._read_then_ask(pages, making=making)
             else:
+                if making:  # made before the first claim
+                    await self._make_sink_and_cache()
                 await self._ask_while_reading(budget, pages)
         except BaseException as err:
             failure = err
@@ -288,18 +294,20 @@ class LookupRun:
             # once, and two finalizers never close the same generator at the same time
             await pages.aclose()
             await source_pages.aclose()
-            await self.finisher.finish(failure)
+            # a sink still to be made when the run stopped (a budget refusal) is not made to hold its rows
+            await self.finisher.finish(failure, fill=not making or self._made)
         return self.progress
 
     async def _look_for_sink_and_cache(self) -> bool:
         """Look for the sink and the cache (nothing is written); True when one must be made.
 
-        What is missing (a first run) is made only once the service took the token
-        (:meth:`_make_sink_and_cache`): the account's remaining credits, the statistic call the
-        budget needs anyway, are asked for now and read before anything is made, so a wrong token
-        fails before any table exists, and the call's round trip overlaps the reading of the first
-        page. A run whose sink and cache exist asks nothing here (a rerun that needs no lookup sends
-        no request at all); before its first lookup the budget's statistic call checks the token."""
+        What is missing (a first run) is made only once the budget is decided and the service took
+        the token (:meth:`_make_sink_and_cache`): the account's remaining credits, the statistic call
+        the budget needs anyway, are asked for now and read before anything is made, so a wrong token
+        or a need beyond the budget fails before any table exists, and the call's round trip overlaps
+        the reading of the first page. A run whose sink and cache exist asks nothing here (a rerun
+        that needs no lookup sends no request at all); before its first lookup the budget's
+        statistic call checks the token."""
         ready = [await self.sink.prepare(create=False), await self.cache.prepare(create=False)]
         return not all(ready) and not self.options.plan_only
 
@@ -308,6 +316,7 @@ class LookupRun:
         await self.spending.before_creating()
         await self.sink.prepare(create=True)
         await self.cache.prepare(create=True)
+        self._made = True
 
     # Finishing --------------------------------------------------------------------------------------------
     def outcome(self) -> RunOutcome:

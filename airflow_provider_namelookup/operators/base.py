@@ -28,7 +28,9 @@ from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules
 from airflow_provider_namelookup.engine.run import RunOptions
 from airflow_provider_namelookup.errors import (
     UNFIXABLE_SERVICE_ERRORS,
+    InvalidArgument,
     NameLookupConnectionMisconfigured,
+    NameLookupOverBudget,
     with_what_to_change,
 )
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
@@ -37,11 +39,14 @@ from airflow_provider_namelookup.models import NameKind
 from airflow_provider_namelookup.operators.token_masking import MasksTokenBeforeRendering
 from airflow_provider_namelookup.usage.recorder import RecordsUsage
 
-UNFIXABLE_BY_RETRY: tuple[type[Exception], ...] = (*UNFIXABLE_SERVICE_ERRORS, AirflowNotFoundException)
+UNFIXABLE_BY_RETRY: tuple[type[Exception], ...] = (*UNFIXABLE_SERVICE_ERRORS, AirflowNotFoundException,
+                                                   NameLookupOverBudget, InvalidArgument)
 """Errors that the same try would meet again: a missing or invalid token, a wrong base URL, a
 request the service rejects as a whole, a service that can never answer as configured (https to
-a plain-HTTP port), a conn_id that is not defined. An operator adds its own (the table operators:
-a source table, column or ``where`` the warehouse does not have, a warehouse they do not serve)."""
+a plain-HTTP port), a conn_id that is not defined, a need beyond ``max_credits`` in ``fail`` mode, a
+templated argument that renders to something its rule refuses.
+An operator adds its own (the table operators: a source table, column or ``where`` the warehouse
+does not have, a warehouse they do not serve)."""
 
 
 def service_connection(conn_id: str, parameter: str = "namelookup_conn_id") -> Any:
@@ -129,9 +134,9 @@ class NameLookupOperatorBase(MasksTokenBeforeRendering, RecordsUsage, BaseOperat
         try:
             limit = int(self.max_credits)
         except (TypeError, ValueError):
-            raise ValueError(f"max_credits must be an integer, got {self.max_credits!r}") from None
+            raise InvalidArgument(f"max_credits must be an integer, got {self.max_credits!r}") from None
         if limit < 0:
-            raise ValueError(f"max_credits must not be negative, got {limit}")
+            raise InvalidArgument(f"max_credits must not be negative, got {limit}")
         return limit
 
     @cached_property

@@ -144,8 +144,6 @@ class SqlGenderEvaluationOperator(_GenderEvaluationBase, BaseSQLOperator):
     :param where: a filter of the source rows (templated SQL, the source's column names).
     :param sql: instead of the above, a SELECT whose columns are named ``label``, ``gender``,
         ``probability`` and optionally ``samples``, ``status`` and ``group_column`` (templated).
-
-    Plus the settings and report of :class:`_GenderEvaluationBase`.
     """
 
     template_fields: Sequence[str] = (*BaseSQLOperator.template_fields, *_GenderEvaluationBase.template_fields,
@@ -204,8 +202,6 @@ class GenderEvaluationOperator(_GenderEvaluationBase):
     :param groups: optional grouping values aligned with ``answers`` (templated).
     :param group_name: what the report calls the groups.
 
-    Plus the settings and report of :class:`_GenderEvaluationBase`.
-
     Example::
 
         people = [{"first_name": "Andrea", "country": "IT"}, {"first_name": "Kim", "country": "US"}]
@@ -230,16 +226,17 @@ class GenderEvaluationOperator(_GenderEvaluationBase):
 
     @leaves_older_objects_alone
     def execute(self, context: Context) -> dict[str, Any]:
-        answers = _as_list(self.answers, "answers")
-        labels = _as_list(self.labels, "labels")
-        groups = None if self.groups is None else _as_list(self.groups, "groups")
-        for name, values in (("labels", labels), ("groups", groups)):
-            if values is not None and len(values) != len(answers):
-                raise ValueError(f"{name} must hold one value per answer: {len(values)} {name} for "
-                                 f"{len(answers)} answers")
-        rows = (_answer_row(answer, label, None if groups is None else groups[i])
-                for i, (answer, label) in enumerate(zip(answers, labels, strict=True)))
-        with fail_without_retry_on_unfixable_errors((ValueError,)):  # a report_path refused now is refused again
+        # Lists that do not line up, or a report_path refused now, are refused again at every retry.
+        with fail_without_retry_on_unfixable_errors((ValueError,)):
+            answers = _as_list(self.answers, "answers")
+            labels = _as_list(self.labels, "labels")
+            groups = None if self.groups is None else _as_list(self.groups, "groups")
+            for name, values in (("labels", labels), ("groups", groups)):
+                if values is not None and len(values) != len(answers):
+                    raise ValueError(f"{name} must hold one value per answer: {len(values)} {name} for "
+                                     f"{len(answers)} answers")
+            rows = (_answer_row(answer, label, None if groups is None else groups[i])
+                    for i, (answer, label) in enumerate(zip(answers, labels, strict=True)))
             return self.evaluate_rows(rows, grouped=groups is not None,
                                       source=f"{self.task_id}: {len(answers)} answers")
 

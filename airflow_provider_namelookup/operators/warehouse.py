@@ -10,6 +10,7 @@ Example::
         source_table="customers",
         key_column="customer_id",
         name_column="first_name",
+        last_name_column="last_name",        # optional: looked up with the first name as one full name
         country_column="country",            # optional per-row hint
         where="signup_date >= '{{ ds }}'",   # optional, templated
         max_credits=500,
@@ -30,13 +31,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any, ClassVar
 
 from airflow.providers.common.sql.operators.sql import BaseSQLOperator
 from airflow.sdk import Context
 
-from airflow_provider_namelookup.engine.plan import LookupKind
+from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules
 from airflow_provider_namelookup.heap import leaves_older_objects_alone
 from airflow_provider_namelookup.operators.base import (
     UNFIXABLE_BY_RETRY,
@@ -77,6 +79,11 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         name and (optional) country columns.
     :param key_column: unique, non-null key of the source (the target's primary key).
     :param name_column: column holding the name.
+    :param last_name_column: optional column holding each row's last name, beside the first name in
+        ``name_column`` (``name_kind`` stays ``first_name``): a row with both is looked up as one full
+        name, ``"<first> <last>"`` (each distinct full name paid once); a NULL or blank last name
+        leaves the first name alone, looked up as a first name; a row without a first name is
+        invalid whatever its last name. A changed last name is looked up again on the next run.
     :param country_column: optional column with a per-row country hint (gender lookups).
     :param where: optional SQL filter (templated), e.g. to split a big table across mapped tasks.
     :param target_table: where results go (templated); default ``<source>_gender`` / ``<source>_origin``.
@@ -106,7 +113,8 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
 
     def __init__(self, *, key_column: str, name_column: str, conn_id: str | None = None,
                  sql_conn_id: str | None = None, source_table: str | None = None, sql: str | None = None,
-                 country_column: str | None = None, where: str | None = None, target_table: str | None = None,
+                 country_column: str | None = None, last_name_column: str | None = None,
+                 where: str | None = None, target_table: str | None = None,
                  answers_table: str | None = None, max_age: timedelta | float | None = None,
                  lease_seconds: float = 60.0, page_size: int = 10_000, progress_interval: float = 15.0,
                  plan_only: bool = False, max_credits_scope: str = "try", **kwargs: Any) -> None:
@@ -131,14 +139,17 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         if max_age is not None and (not isinstance(max_age, timedelta) or max_age <= timedelta(0)):
             raise ValueError(f"max_age must be a positive timedelta or number of seconds, got {max_age!r}")
         for argument, column in (("key_column", key_column), ("name_column", name_column),
-                                 ("country_column", country_column)):
+                                 ("country_column", country_column), ("last_name_column", last_name_column)):
             if column is not None:
                 check_identifier(column, argument)  # not templated: a bad name fails when the DAG is parsed
+        if last_name_column is not None:
+            QueryRules(self.lookup, self.name_kind, last_names=True)  # a name_kind it cannot go with fails now
         self.source_table = source_table
         self.sql = sql
         self.key_column = key_column
         self.name_column = name_column
         self.country_column = country_column
+        self.last_name_column = last_name_column
         self.where = where
         self.target_table = target_table
         self.answers_table = answers_table
@@ -166,6 +177,10 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         installed, or no warehouse's) fails with what to change (no retry changes it)."""
         return warehouse_hook(self.get_db_hook, str(self.conn_id))
 
+    def query_rules(self) -> QueryRules:
+        rules = super().query_rules()
+        return replace(rules, last_names=True) if self.last_name_column else rules
+
     @property
     def target_name(self) -> str:
         return self.target_table or f"{self.source_table}_{self.target_suffix}"
@@ -174,7 +189,8 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         source = TableSource(session.dialect, table=self.source_table, sql=self.sql, key_column=self.key_column,
                              name_column=self.name_column,
                              country_column=self.country_column if self.lookup.takes_hints else None,
-                             where=self.where, secrets=self.forbidden_values)
+                             where=self.where, secrets=self.forbidden_values,
+                             last_name_column=self.last_name_column)
         ti = (context or {}).get("ti")
         spender = spender_of(ti.dag_id, ti.run_id, ti.task_id, ti.map_index if ti.map_index is not None else -1) \
             if ti is not None and getattr(ti, "run_id", None) else ""

@@ -27,7 +27,7 @@ from airflow.providers.common.compat.sdk import (
     conf,
 )
 
-from airflow_provider_namelookup.errors import NameLookupError
+from airflow_provider_namelookup.errors import InvalidArgument, NameLookupError
 from airflow_provider_namelookup.hooks.namelookup import NameLookupHook
 from airflow_provider_namelookup.operators.base import (
     UNFIXABLE_BY_RETRY,
@@ -39,7 +39,7 @@ from airflow_provider_namelookup.triggers.credits import NameLookupCreditsTrigge
 from airflow_provider_namelookup.usage.recorder import RecordsUsage, records_usage
 
 
-class MinCreditsInvalid(ValueError):
+class MinCreditsInvalid(InvalidArgument):
     """``min_credits`` is not a whole number of credits: no retry can fix it."""
 
 
@@ -103,7 +103,7 @@ class NameLookupCreditsSensor(MasksTokenBeforeRendering, RecordsUsage, BaseSenso
 
     template_fields = ("min_credits",)
     ui_color = "#d7ecfb"
-    unfixable_errors: tuple[type[Exception], ...] = (*UNFIXABLE_BY_RETRY, UnfixableWait, MinCreditsInvalid)
+    unfixable_errors: tuple[type[Exception], ...] = (*UNFIXABLE_BY_RETRY, UnfixableWait)
     """Errors that fail the sensor at once (see the class docstring)."""
 
     def __init__(self, *, min_credits: int | str = 1,

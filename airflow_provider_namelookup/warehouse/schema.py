@@ -3,8 +3,9 @@
 A **target table** has the source's key column, the result columns of its lookup, the
 bookkeeping columns ``status`` (``ok`` or ``error``), ``error`` (the rule a row broke),
 ``credits_used`` (a query's price, carried by one row holding it), ``query_hash``,
-``enriched_at``, and what the row was enriched from: ``source_name`` and
-``source_country`` (the raw values as read, in the source's own types) and ``query_spec``
+``enriched_at``, and what the row was enriched from: ``source_name``, ``source_last_name``
+(with ``last_name_column``) and ``source_country`` (the raw values as read, in the source's
+own types) and ``query_spec``
 (the operator settings that shaped the question, :attr:`QueryRules.fingerprint`). With
 those a run finds the rows that changed by comparing raw values, without planning the
 unchanged ones again.
@@ -61,6 +62,7 @@ BOOKKEEPING = (
 """Columns of every target after the result columns (the raw columns come from the source)."""
 SOURCE_NAME = "source_name"
 SOURCE_COUNTRY = "source_country"
+SOURCE_LAST_NAME = "source_last_name"
 LEGACY_RAW = Column(SOURCE_NAME, "longtext")
 """The type raw columns get when added to a target made by an earlier release."""
 STATUS_OK = "ok"

@@ -6,8 +6,8 @@ user may, and it runs as written. What this check adds is its shape, so that a v
 into it (``{{ params.x }}``) cannot turn one query into something else. :func:`checked_select`
 parses it with sqlglot in the warehouse's dialect and refuses:
 
-- text sqlglot cannot read as one statement, or several statements (a ``;`` other than
-  one at the end);
+- text that does not read as one statement (the message says where it stopped), or several
+  statements (a ``;`` other than one at the end);
 - anything but a query (``SELECT``, ``WITH``, ``UNION``...): ``INSERT``, ``DROP``,
   ``COPY``, ``CALL``, a ``WITH`` that modifies data, ``SELECT ... INTO`` (which creates a
   table) or ``FOR UPDATE`` (which locks rows);
@@ -83,8 +83,9 @@ def checked_select(sql: Any, read: str | None, *, secrets: Collection[str] = ())
         raise _refuse(text, "no backslash before a quote: on several engines the server's settings decide whether "
                             "it ends the string (write a quote in a string doubled: 'it''s')")
     tokens, statements = parsed_text(
-        text, read, lambda rule: _refuse(text, rule), what=f"{read or 'SQL'} statement",
-        otherwise="a query sqlglot cannot read can be made a view and given as source_table")
+        text, read, lambda rule: _refuse(text, rule),
+        otherwise="a query the warehouse runs but this check cannot read can be made a view and given as "
+                  "source_table")
     if any(token.token_type == TokenType.SEMICOLON for token in tokens) or len(statements) != 1:
         raise _refuse(text, "one statement: no ';' but one at the end")
     if any("/*" in comment for token in tokens for comment in token.comments):

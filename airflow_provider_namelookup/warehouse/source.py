@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from airflow_provider_namelookup.engine.plan import QueryRules, build_query_object
 from airflow_provider_namelookup.engine.ports import SourceValue
+from airflow_provider_namelookup.errors import NameLookupValidationError
 from airflow_provider_namelookup.warehouse.diagnosis import (
     Catalog,
     WarehouseInputError,
@@ -65,6 +66,8 @@ class TableSource:
     :param key_column: unique, non-null key.
     :param name_column: the name (first name, full name or e-mail).
     :param country_column: optional per-row country hint.
+    :param last_name_column: optional last name, looked up with the first name in ``name_column`` as
+        one full name (:func:`~airflow_provider_namelookup.engine.plan.build_query_object`).
     :param where: optional filter on the source's columns, checked by
         :func:`~airflow_provider_namelookup.warehouse.where_clause.checked_where` (what runs is
         :attr:`checked`).
@@ -79,6 +82,7 @@ class TableSource:
     sql: str | None = None
     country_column: str | None = None
     where: str | None = None
+    last_name_column: str | None = None
     checked: CheckedWhere | None = field(init=False, default=None)
     secrets: InitVar[Collection[str]] = ()
 
@@ -91,6 +95,8 @@ class TableSource:
         check_identifier(self.name_column, "name_column")
         if self.country_column:
             check_identifier(self.country_column, "country_column")
+        if self.last_name_column:
+            check_identifier(self.last_name_column, "last_name_column")
         if self.sql is not None:
             object.__setattr__(self, "sql", checked_select(self.sql, sqlglot_dialect(self.dialect), secrets=secrets))
         object.__setattr__(self, "checked", checked_where(self.where, self.dialect, secrets=secrets))
@@ -127,7 +133,8 @@ class TableSource:
         q = self.dialect.quote
         return Names(relation=self.relation(with_params=with_params), key_column=q(self.key_column),
                      key=f"s.{q(self.key_column)}", name=f"s.{q(self.name_column)}",
-                     country=f"s.{q(self.country_column)}" if self.country_column else None)
+                     country=f"s.{q(self.country_column)}" if self.country_column else None,
+                     last_name=f"s.{q(self.last_name_column)}" if self.last_name_column else None)
 
 
 @dataclass
@@ -175,7 +182,8 @@ class TableQuestions:
 
     def _first_row(self) -> bool:
         s, q = self.source, self.session.dialect.quote
-        columns = ", ".join(f"s.{q(c)}" for c in (s.key_column, s.name_column, s.country_column) if c)
+        columns = ", ".join(f"s.{q(c)}" for c in (s.key_column, s.name_column, s.last_name_column, s.country_column)
+                            if c)
         self.session.conn  # noqa: B018 - a connection that fails fails as itself, not as a source mistake
         try:
             if s.checked is not None:
@@ -240,16 +248,24 @@ class TableQuestions:
             self.session.count_sibling(reader)
 
     def _values(self, batch: list[tuple[Any, ...]]) -> list[SourceValue]:
+        """Each distinct value as the run plans it; its ``ref`` is its raw ``(name, country, last name)``."""
         country = self.source.country_column is not None
         values = []
-        for total, name, raw_country, count, first_key, distinct in batch:
+        for total, name, raw_country, count, first_key, distinct, *last in batch:
             if total:
                 self.total_rows = int(count)
                 continue
             if self.distinct_bound is None:
                 self.distinct_bound = int(distinct)
-            raw = build_query_object(name, self.rules, country=raw_country if country else None)
-            values.append(SourceValue((name, raw_country), raw, rows=int(count), first_key=first_key, shown=name))
+            last_name = last[0] if last else None
+            ref = (name, raw_country, last_name)
+            try:
+                raw = build_query_object(name, self.rules, country=raw_country if country else None,
+                                         last_name=last_name)
+            except NameLookupValidationError as refusal:  # a last name that is not text
+                values.append(SourceValue(ref, None, refusal, rows=int(count), first_key=first_key, shown=name))
+                continue
+            values.append(SourceValue(ref, raw, rows=int(count), first_key=first_key, shown=name))
         return values
 
 
@@ -267,7 +283,7 @@ def explain_source_error(session: WarehouseSession, source: TableSource, err: Ba
         return WarehouseInputError(f"sql does not run{where}: {warehouse_says(failed)}; it was: {source.sql!r}")
     catalog = Catalog(d, session.probe, session.fetchall, session.column_names)
     columns = (("key_column", source.key_column), ("name_column", source.name_column),
-               ("country_column", source.country_column))
+               ("last_name_column", source.last_name_column), ("country_column", source.country_column))
     if missing := missing_table_or_column(catalog, source.table or "", base, where, columns,
                                           relation=source.unfiltered()):
         return missing

@@ -37,6 +37,7 @@ from airflow_provider_namelookup.warehouse.schema import (
     BOOKKEEPING,
     LEGACY_RAW,
     SOURCE_COUNTRY,
+    SOURCE_LAST_NAME,
     SOURCE_NAME,
     STATUS_ERROR,
     STATUS_OK,
@@ -91,7 +92,8 @@ class TargetTable:
         self.stale_rows_before = stale_rows_before
         self.first_row = first_row or FirstRow()
         self.log = log
-        clashes = {c.name for c in (*result_columns(self.lookup), *BOOKKEEPING)} | {SOURCE_NAME, SOURCE_COUNTRY}
+        clashes = {c.name for c in (*result_columns(self.lookup), *BOOKKEEPING)} | {SOURCE_NAME, SOURCE_COUNTRY,
+                                                                                   SOURCE_LAST_NAME}
         if source.key_column.lower() in clashes:
             raise ValueError(f"key_column {source.key_column!r} clashes with a column of the target table")
         self.joinable = False
@@ -176,8 +178,9 @@ class TargetTable:
         return True
 
     def _add_raw_columns(self) -> None:
-        """Columns a target made by an earlier release lacks; its rows are rewritten once."""
-        names = (SOURCE_NAME, *([SOURCE_COUNTRY] if self.names.country else []))
+        """Columns a target made by an earlier release (or by runs that read no last name) lacks; its
+        rows are rewritten once."""
+        names = [column for _, column in self.names.raw_columns()]
         raw = [Column(name, LEGACY_RAW.kind) for name in names]
         for column in (*raw, *BOOKKEEPING):
             if self._has_columns([column.name]) is not None:

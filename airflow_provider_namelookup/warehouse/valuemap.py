@@ -1,6 +1,7 @@
 """The raw-value map: a temporary table from each raw (name, country) to its query hash or error.
 
-Python plans each distinct raw value once; the map carries those decisions into the
+Python plans each distinct raw value (a name, its country and its last name, where the run
+reads them) once; the map carries those decisions into the
 warehouse, page by page, where every set-based statement of the run reads them: which
 queries are answered already (one join), which a claim takes (the map's ``chunk``
 column), and how the target is filled (source rows joined to the map on their raw
@@ -70,7 +71,8 @@ class ValueMap:
 
     @property
     def raw_columns(self) -> list[str]:
-        return ["raw_name", *(["raw_country"] if self.names.country else [])]
+        return ["raw_name", *(["raw_last_name"] if self.names.last_name else []),
+                *(["raw_country"] if self.names.country else [])]
 
     @property
     def columns(self) -> list[str]:
@@ -78,8 +80,8 @@ class ValueMap:
 
     def _create(self) -> None:
         d, n = self.session.dialect, self.names
-        raw = [f"{n.name} AS raw_name", *([f"{n.country} AS raw_country"] if n.country else []),
-               f"{d.nullable_like(n.key)} AS first_key"]
+        raw = [f"{n.name} AS raw_name", *([f"{n.last_name} AS raw_last_name"] if n.last_name else []),
+               *([f"{n.country} AS raw_country"] if n.country else []), f"{d.nullable_like(n.key)} AS first_key"]
         for statement in d.create_temp_like_source(self.name, n, raw, _TYPED):
             self.session.execute(statement)
         self.made.append(self.name)
@@ -94,9 +96,9 @@ class ValueMap:
         self.batches += 1
         rows = []
         for question, chunk in questions:
-            name, country = question.ref
+            name, country, last_name = question.ref
             error = None if question.error is None else str(question.error)
-            raw = (name, country) if self.names.country else (name,)
+            raw = (name, *((last_name,) if self.names.last_name else ()), *((country,) if self.names.country else ()))
             rows.append((*raw, question.first_key, question.query_hash, error, chunk, self.batches))
             self.has_null_name = self.has_null_name or name is None
         self.session.load(self.name, self.columns, rows)
@@ -148,6 +150,8 @@ class ValueMap:
         else:
             name = (f"{names.name} IS NULL AND m.raw_name IS NULL" if null_names
                     else d.exact_equal(names.name, "m.raw_name"))
+        if names.last_name:
+            name += f" AND {d.null_safe_equal(names.last_name, 'm.raw_last_name')}"
         if names.country:
             name += f" AND {d.null_safe_equal(names.country, 'm.raw_country')}"
         return name

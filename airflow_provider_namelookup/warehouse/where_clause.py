@@ -67,6 +67,7 @@ from airflow_provider_namelookup.token_guard import holds_secret
 from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, nearest_hint
 from airflow_provider_namelookup.warehouse.dialects.base import WarehouseDialect
 from airflow_provider_namelookup.warehouse.sent_where import SentDiffers, sent_text, sqlglot_dialect
+from airflow_provider_namelookup.warehouse.unreadable import after_a_whole_condition, where_it_stopped
 
 __all__ = ["MAX_LENGTH", "MAX_NESTING", "PLAIN_TYPES", "CheckedWhere", "WhereRefused", "check_where_columns",
            "checked_where", "filtered", "refused_secret", "sqlglot_dialect", "without_values"]
@@ -120,13 +121,14 @@ class CheckedWhere:
     written: str
 
 
-def parsed_text(text: str, read: str | None, refuse: Callable[[str], WhereRefused], *, what: str, otherwise: str,
+def parsed_text(text: str, read: str | None, refuse: Callable[[str], WhereRefused], *, otherwise: str,
                 max_nesting: int | None = None) -> tuple[list[Any], list[Any]]:
     """The tokens of ``text`` and what it parses to in ``read`` (sqlglot's name of the warehouse's
     SQL); a text sqlglot cannot read (or that nests deeper than ``max_nesting``) is refused through
-    ``refuse``, saying it must be one ``what`` and where else it belongs (``otherwise``).
+    ``refuse``, saying where it stopped being readable (:func:`~.unreadable.where_it_stopped`) and,
+    when ``otherwise`` says one, where else it belongs.
 
-    >>> tokens, parsed = parsed_text("a = 1", "postgres", WhereRefused, what="expression", otherwise="")
+    >>> tokens, parsed = parsed_text("a = 1", "postgres", WhereRefused, otherwise="")
     >>> len(parsed), parsed[0].sql()
     (1, 'a = 1')
     """
@@ -136,8 +138,7 @@ def parsed_text(text: str, read: str | None, refuse: Callable[[str], WhereRefuse
             raise refuse(f"it nests parentheses deeper than {max_nesting}")
         parsed = sqlglot.parse(text, read=read, error_level=sqlglot.ErrorLevel.RAISE)
     except SqlglotError as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise refuse(f"it does not parse as one {what} ({first}); {otherwise}") from None
+        raise refuse(f"{where_it_stopped(text, err)}{f'; {otherwise}' if otherwise else ''}") from None
     except RecursionError:
         raise refuse("it is nested too deeply to read") from None
     return tokens, parsed
@@ -175,13 +176,15 @@ def checked_where(where: Any, dialect: WarehouseDialect | type[WarehouseDialect]
         raise _condition(text, f"it is longer than {MAX_LENGTH:,} characters (a longer list of keys belongs in a "
                                "table the source joins, through sql=)")
     read = sqlglot_dialect(dialect)
-    tokens, parsed = parsed_text(text, read, lambda rule: _condition(text, rule), what=f"{read} expression",
-                                 otherwise="a filter sqlglot cannot read belongs in sql=", max_nesting=MAX_NESTING)
+    tokens, parsed = parsed_text(text, read, lambda rule: _condition(text, rule), otherwise="",
+                                 max_nesting=MAX_NESTING)
     if any(token.token_type == TokenType.SEMICOLON for token in tokens) or len(parsed) != 1:
         raise _condition(text, "no ';': one expression, not statements")
     if any(token.comments for token in tokens):
         raise _condition(text, "no comments (-- or /* */ or #): a comment can hide what follows it")
     root = parsed[0]
+    if isinstance(root, exp.Alias):  # "x = 1 ANDD": a condition and a word after it
+        raise _condition(text, after_a_whole_condition(text, root.alias))
     if root is None or isinstance(root, (exp.Query, exp.Subquery, exp.DDL, exp.DML, exp.Command)) \
             or not isinstance(root, exp.Condition):
         kind = "nothing" if root is None else "*" if isinstance(root, exp.Star) else root.key.upper()

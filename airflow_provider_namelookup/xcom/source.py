@@ -20,18 +20,18 @@ from typing import Any
 from airflow_provider_namelookup.contract import HINT_FIELDS, ID_FIELD
 from airflow_provider_namelookup.engine.plan import QueryRules, build_query_object
 from airflow_provider_namelookup.engine.ports import SourceValue
-from airflow_provider_namelookup.errors import NameLookupValidationError
+from airflow_provider_namelookup.errors import InvalidArgument, NameLookupValidationError
 
 
 def as_item_list(queries: Any) -> list[Any]:
     """The items of ``queries`` (a list of names, query objects or rows); None is empty.
 
-    :raises ValueError: for a single string, bytes or mapping instead of a list.
+    :raises InvalidArgument: for a single string, bytes or mapping instead of a list.
     """
     if queries is None:
         return []
     if isinstance(queries, (str, bytes, Mapping)):
-        raise ValueError("queries must be a list (of names, query objects or rows), "
+        raise InvalidArgument("queries must be a list (of names, query objects or rows), "
                          f"got a single {type(queries).__name__}")
     return list(queries)
 

@@ -1,4 +1,4 @@
-"""The site's four directives, so that what a page shows comes from the code.
+"""The site's four directives and its API reference's signatures, so that what a page shows comes from the code.
 
 ``exampleinclude``
     Apache's directive of that name (not on PyPI), re-made: a ``literalinclude`` of a file of
@@ -22,7 +22,18 @@
     (reStructuredText pages) a section per module of a package, with ``automodule``:
     ``.. api-modules:: airflow_provider_namelookup.hooks``; ``:recursive:`` takes
     sub-packages too, ``:exclude:`` leaves modules out (documented on another page), ``:first:``
-    puts the modules a reader comes for before the others.
+    puts the modules a reader comes for before the others, ``:internal:`` documents modules after
+    the others under *Internals*, out of the page's navigation. The navigation lists modules,
+    classes and functions, not their methods and attributes.
+
+Whole signatures
+    An operator's, sensor's, hook's or trigger's ``__init__`` passes ``**kwargs`` to its bases, some
+    of them private (``_SqlLookupOperator``): autodoc would show only the first ``__init__``'s
+    arguments, and name a base that is not documented. Its signature here is every argument of the
+    ``__init__`` chain down to Airflow's own ``BaseOperator`` / ``BaseHook`` / ``BaseTrigger``
+    (whose arguments stay ``**kwargs``), required ones first, with types and defaults; its
+    *Parameters* take the ``:param:`` lines of those classes too; and a private base is shown as
+    its own bases.
 """
 
 from __future__ import annotations
@@ -37,6 +48,7 @@ from typing import Any, ClassVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 from docutils.statemachine import StringList
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.directives.code import LiteralInclude
 from sphinx.util.docutils import SphinxDirective
@@ -77,6 +89,99 @@ def _param_docs(doc: str) -> dict[str, str]:
 def _markdown(rst: str) -> str:
     """A docstring's inline reST as MyST Markdown: roles become ``{role}`...```."""
     return re.sub(r":(\w+(?::\w+)?):`", r"{\1}`", rst)
+
+
+NAVIGATED = {"module", "class", "exception", "function"}
+"""What an API page's navigation lists (its methods, attributes and constants are on the page only)."""
+AIRFLOW_BASES = {"BaseOperator", "BaseHook", "BaseTrigger"}
+"""Where a whole signature stops: these classes' arguments (every task's, every hook's) stay ``**kwargs``."""
+
+
+def init_chain(cls: type) -> tuple[list[type], bool]:
+    """The classes of ``cls``'s MRO whose ``__init__`` a whole signature reads: each that the one
+    before passes its ``**kwargs`` to, down to :data:`AIRFLOW_BASES`; and whether the last passes
+    ``**kwargs`` on to those."""
+    chain: list[type] = []
+    passes_on = True
+    for klass in cls.__mro__:
+        if klass is object or (klass.__name__ in AIRFLOW_BASES and klass.__module__.startswith("airflow.")):
+            break
+        if "__init__" not in klass.__dict__:
+            continue
+        chain.append(klass)
+        passes_on = any(p.kind is p.VAR_KEYWORD for p in inspect.signature(klass.__init__).parameters.values())
+        if not passes_on:
+            break
+    return chain, passes_on and bool(chain)
+
+
+def whole_signature(cls: type) -> str | None:
+    """``(*, key_column: str, ..., **kwargs)``: every argument of :func:`init_chain`, required ones
+    first; None when the first ``__init__`` already has them all."""
+    chain, passes_on = init_chain(cls)
+    if len(chain) < 2:
+        return None
+    positional: list[inspect.Parameter] = []
+    keywords: dict[str, inspect.Parameter] = {}
+    for klass in chain:
+        for name, param in list(inspect.signature(klass.__init__).parameters.items())[1:]:
+            if param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL) or name in keywords \
+                    or any(p.name == name for p in positional):
+                continue
+            if param.kind is param.KEYWORD_ONLY or klass is not chain[0]:
+                keywords[name] = param.replace(kind=param.KEYWORD_ONLY)
+            else:
+                positional.append(param)
+    ordered = sorted(keywords.values(), key=lambda p: p.default is not p.empty)  # stable: required first
+    parts = [_shown(p) for p in positional] + (["*"] if ordered else []) + [_shown(p) for p in ordered]
+    return f"({', '.join(parts + (['**kwargs'] if passes_on else []))})"
+
+
+def _shown(param: inspect.Parameter) -> str:
+    annotation = "" if param.annotation is param.empty else f": {param.annotation}"
+    default = "" if param.default is param.empty else f" = {param.default!r}"
+    return f"{param.name}{annotation}{default}"
+
+
+def _whole_signature(app: Sphinx, what: str, name: str, obj: Any, options: Any, signature: str | None,
+                     return_annotation: str | None) -> tuple[str, str | None] | None:
+    if what != "class" or not getattr(obj, "__module__", "").startswith(PACKAGE) \
+            or (whole := whole_signature(obj)) is None:
+        return None
+    return whole, return_annotation
+
+
+def _inherited_params(app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
+    """A class's *Parameters* with the ``:param:`` lines of the rest of its ``__init__`` chain."""
+    if what != "class" or not getattr(obj, "__module__", "").startswith(PACKAGE):
+        return
+    chain, _ = init_chain(obj)
+    own = _param_docs("\n".join(lines))
+    added = []
+    for klass in chain:
+        for param, text in _param_docs(klass.__doc__ or "").items():
+            if param not in own:
+                own[param] = text
+                added.append(f":param {param}: {text}")
+    if added:
+        lines += ["", *added, ""]
+
+
+def _public_bases(app: Sphinx, name: str, obj: Any, options: Any, bases: list[type]) -> None:
+    """A private base (``_SqlLookupOperator``), which the reference does not document, shown as its own bases."""
+    shown: list[type] = []
+    for base in bases:
+        for public in ([base] if not base.__name__.startswith("_") else _public_of(base)):
+            if public not in shown:
+                shown.append(public)
+    bases[:] = shown
+
+
+def _public_of(base: type) -> list[type]:
+    found: list[type] = []
+    for parent in base.__bases__:
+        found += [parent] if not parent.__name__.startswith("_") else _public_of(parent)
+    return found
 
 
 COLUMNS = [("argument", 23), ("templated", 15), ("credits", 24), ("what it does", 38)]
@@ -176,7 +281,7 @@ class ApiModules(SphinxDirective):
 
     required_arguments = 1
     option_spec: ClassVar[dict[str, Any]] = {"recursive": directives.flag, "exclude": directives.unchanged,
-                                             "first": directives.unchanged}
+                                             "first": directives.unchanged, "internal": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
         exclude = set((self.options.get("exclude") or "").split())
@@ -184,8 +289,11 @@ class ApiModules(SphinxDirective):
         found = _modules(self.arguments[0], "recursive" in self.options)
         if set(first) - set(found):
             raise self.error(f"api-modules: :first: names modules that are not there: {set(first) - set(found)}")
+        internal = (self.options.get("internal") or "").split()
+        if set(internal) - set(found):
+            raise self.error(f"api-modules: :internal: names modules that are not there: {set(internal) - set(found)}")
         lines: list[str] = []
-        for name in [*first, *(m for m in found if m not in first)]:
+        for name in [*first, *(m for m in found if m not in first and m not in internal)]:
             if name in exclude:
                 continue
             title = name.removeprefix(f"{PACKAGE}.")  # short enough for a heading; the target keeps the full name
@@ -195,7 +303,29 @@ class ApiModules(SphinxDirective):
         node = nodes.section()
         node.document = self.state.document
         nested_parse_with_titles(self.state, StringList(lines, source=self.get_source_info()[0]), node)
-        return node.children
+        parsed = list(node.children)
+        if internal:
+            parsed += self._internals(internal)
+        for found_node in parsed:
+            for description in found_node.findall(addnodes.desc):
+                if description.get("objtype") not in NAVIGATED:
+                    description["no-contents-entry"] = description["nocontentsentry"] = True
+        return parsed
+
+    def _internals(self, modules: list[str]) -> list[nodes.Node]:
+        """The ``internal`` modules, each under a rubric (not a section), none of their objects in the
+        page's navigation."""
+        lines = ["Internals", "-" * 9, "", "What the classes above are built from, for those who extend or debug "
+                 "them; nothing a DAG needs.", ""]
+        for name in modules:
+            lines += [f".. rubric:: ``{name.removeprefix(f'{PACKAGE}.')}``", "",
+                      f".. automodule:: {name}", "   :ignore-module-all:", ""]
+        node = nodes.section()
+        node.document = self.state.document
+        nested_parse_with_titles(self.state, StringList(lines, source=self.get_source_info()[0]), node)
+        for description in node.findall(addnodes.desc):
+            description["no-contents-entry"] = description["nocontentsentry"] = True
+        return list(node.children)
 
 
 class WhereFunctions(SphinxDirective):
@@ -223,4 +353,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("argument-table", ArgumentTable)
     app.add_directive("api-modules", ApiModules)
     app.add_directive("where-functions", WhereFunctions)
+    app.connect("autodoc-process-signature", _whole_signature)
+    app.connect("autodoc-process-docstring", _inherited_params)
+    app.connect("autodoc-process-bases", _public_bases)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -67,3 +67,25 @@ def test_the_site_reads_offline_with_its_navigation_copy_buttons_and_search(site
     browser.get(f"{(site.html / 'search.html').as_uri()}?q=SqlCountryOfOriginOperator")
     results = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "ul.search li"), seconds=30)
     assert any("Enriching a warehouse table" in r.text for r in results), [r.text for r in results]
+
+
+def test_every_argument_in_one_call_is_seen_whole_however_wide_the_window(site: Site, browser: Any) -> None:  # noqa: F811
+    """Issue 50, item 4: the block was cut off at 1,400 px (its longest lines hidden behind a scroll bar).
+    At 1,400 px it fits as written; in a narrow window its lines wrap instead of running out of sight."""
+    measure = """
+        const pre = document.getElementById('table-operator-call').querySelector('pre');
+        const wrapped = [pre.scrollWidth, pre.clientWidth];
+        pre.style.whiteSpace = 'pre';
+        const asWritten = [pre.scrollWidth, pre.clientWidth];
+        pre.style.whiteSpace = '';
+        return [wrapped, asWritten];
+    """
+    browser.set_window_size(1400, 1000)
+    _open(browser, site.html / "operators" / "warehouse.html")
+    wrapped, as_written = browser.execute_script(measure)
+    assert as_written[0] <= as_written[1] and wrapped[0] <= wrapped[1], (as_written, wrapped)
+    browser.set_window_size(480, 900)
+    _open(browser, site.html / "operators" / "warehouse.html")
+    wrapped, as_written = browser.execute_script(measure)
+    assert as_written[0] > as_written[1], "the narrow window is not narrower than the block"
+    assert wrapped[0] <= wrapped[1], wrapped

@@ -61,3 +61,30 @@ def test_the_snippet_recipe_runs_on_a_fresh_airflow_home(site: Site, emulator: A
     assert "DagRun Finished: dag_id=try_namelookup" in output and "state=success" in output, output[-3000:]
     assert emulator.state.remaining_credits(token) < 100  # it really asked the emulator
     assert "Skipping masking" not in output
+
+
+def test_the_warehouses_page_shows_a_connection_of_each_warehouse_and_a_file_s_path_is_its_host(
+        site: Site, tmp_path: Path) -> None:
+    """Issue 50, item 4: that a DuckDB connection's ``host`` is the file path was found in the demo's
+    code. Each warehouse's block is a connection of its type; SQLite's and DuckDB's, with the path
+    changed to a file of the test's, open that file."""
+    from airflow.sdk import BaseHook
+
+    from airflow_provider_namelookup.warehouse.dialects import WAREHOUSES, warehouse_of
+    from tests.support import set_connection
+
+    shown: dict[str, dict[str, Any]] = {}
+    for block in site.code_blocks:
+        if block.page == "warehouses" and (block.name or "").startswith("connection-"):
+            (value,) = re.findall(r"^export AIRFLOW_CONN_WAREHOUSE='([^']+)'$", block.text, flags=re.M)
+            shown[block.name.removeprefix("connection-")] = json.loads(value)
+    assert set(shown) == {w.name for w in WAREHOUSES}
+    for name, conn in shown.items():
+        warehouse = warehouse_of(conn["conn_type"])
+        assert warehouse is not None and warehouse.name == name, (name, conn["conn_type"])
+    for name, file in (("sqlite", tmp_path / "shown.db"), ("duckdb", tmp_path / "shown.duckdb")):
+        set_connection(f"shown_{name}", {**shown[name], "host": str(file)})
+        hook = BaseHook.get_connection(f"shown_{name}").get_hook()
+        hook.run("CREATE TABLE customers (customer_id INTEGER)")
+        assert file.exists() and hook.get_records("SELECT COUNT(*) FROM customers") == [(0,)]
+        os.environ.pop(f"AIRFLOW_CONN_SHOWN_{name.upper()}")

@@ -9,7 +9,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
 from collections import deque
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -147,3 +149,65 @@ def test_the_api_reference_documents_every_module_and_public_name(site: Site, pa
     absent += [f"{module}.{name}" for module in _modules() for name, _ in _public(module)
                if f"{module}.{name}" not in ids]
     assert absent == []
+
+
+def _navigation(page: Path) -> str:
+    """The text of a page's own navigation (furo's *On this page*)."""
+    html = page.read_text(encoding="utf-8")
+    start = html.index('class="toc-tree-container"')
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html[start:html.index("</aside>", start)]))
+
+
+def _signature(page: Path, target: str) -> str:
+    """The text of the signature whose id is ``target``."""
+    html = page.read_text(encoding="utf-8")
+    start = html.index(f'id="{target}"')
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", "", html[start:html.index("</dt>", start)])))
+
+
+@pytest.mark.parametrize(("target", "shown"), [
+    ("operators.warehouse.SqlGenderLookupOperator",
+     ["key_column: str", "name_column: str", "last_name_column: str | None = None", "country: str | None = None",
+      "min_probability: float | str | None = None", "conn_id: str | None = None",
+      "max_credits: int | str | None = None",
+      "namelookup_conn_id: str = 'namelookup_default'", "on_insufficient_credits: InsufficientCreditsMode = 'fail'",
+      "plan_only: bool = False", "hook_params: dict | None = None", "**kwargs"]),
+    ("operators.warehouse.SqlCountryOfOriginOperator",
+     ["key_column: str", "last_name_column: str | None = None", "max_credits_scope: str = 'try'"]),
+    ("operators.xcom.GenderLookupOperator", ["queries: Any", "query_field: str | int | None = None",
+                                             "country: str | None = None", "max_concurrency: int | None = None"]),
+    ("operators.xcom.CountryOfOriginOperator", ["queries: Any", "name_kind: NameKind = 'first_name'"]),
+    ("operators.evaluation.SqlGenderEvaluationOperator", ["conn_id: str", "label_column: str = 'label'",
+                                                          "max_error_without_na: float = 0.05"]),
+    ("operators.evaluation.GenderEvaluationOperator", ["answers: Any", "report_path: str | None = None"]),
+    ("sensors.credits.NameLookupCreditsSensor", ["min_credits: int | str = 1", "poke_interval: timedelta | float = 60",
+                                                 "mode: str = 'poke'", "soft_fail: bool = False"]),
+    ("hooks.namelookup.NameLookupHook", ["namelookup_conn_id: str = 'namelookup_default'",
+                                         "max_concurrency: int | None = None"]),
+])
+def test_the_api_reference_shows_each_public_class_s_whole_signature(site: Site, target: str,
+                                                                     shown: list[str]) -> None:
+    """Issue 50, item 4: ``SqlGenderLookupOperator(country, locale, ip, min_probability, min_samples,
+    **kwargs)``, its other arguments in a private base the reference did not link."""
+    page = site.html / "api" / f"{target.split('.')[0]}.html"
+    signature = _signature(page, f"{PACKAGE}.{target}")
+    assert [text for text in shown if text not in signature] == [], signature
+    html = page.read_text(encoding="utf-8")
+    start = html.index(f'id="{PACKAGE}.{target}"')
+    bases = re.sub(r"<[^>]+>", "", html[start:html.index("</p>", start)])
+    assert "Bases:" in bases and " _" not in bases, bases  # a private base is shown as its own bases
+
+
+@pytest.mark.parametrize(("page", "public", "internal"), [
+    ("operators", ["SqlGenderLookupOperator", "GenderLookupOperator", "SqlGenderEvaluationOperator"],
+     ["retry_stash", "token_masking", "sql_hook", "operators.base", "NameLookupOperatorBase", "execute()"]),
+    ("hooks", ["NameLookupHook", "NameLookupAsyncHook"], ["concurrency", "transport_errors", "gender_batch()"]),
+    ("provider", ["errors", "NameLookupError", "smoke"], ["heap", "token_guard", "version_compat", "facts"]),
+])
+def test_an_api_page_s_navigation_lists_what_a_dag_uses_not_internals(site: Site, page: str, public: list[str],
+                                                                      internal: list[str]) -> None:
+    """The internals are documented (each module has its anchor), under *Internals*, out of the navigation,
+    and so are the methods and attributes of the classes the navigation lists."""
+    navigation = _navigation(site.html / "api" / f"{page}.html")
+    assert [name for name in public if name not in navigation] == []
+    assert [name for name in internal if re.search(rf"(?<![\w.]){re.escape(name)}\b", navigation)] == [], navigation

@@ -29,13 +29,15 @@ SNIPPETS = {
     "hooks-sync-and-async": RUN,
     "xcom-operator-calls": DAG_BODY,
     "table-operator-call": DAG_BODY,
+    "last-name-column": DAG_BODY,
     "accuracy-notebook": RUN,
     "usage-record-store": RUN,
     "smallest-dialect": RUN,
 }
 """How each named snippet of the pages runs (a new Python snippet needs a name and an entry here)."""
 README_SNIPPETS = {"readme-minimal-dag": DAG_FILE}
-PAYING = {"hooks-sync-and-async", "xcom-operator-calls", "table-operator-call", "readme-minimal-dag"}
+PAYING = {"hooks-sync-and-async", "xcom-operator-calls", "table-operator-call", "last-name-column",
+          "readme-minimal-dag"}
 """Snippets that must really ask the (emulated) service."""
 
 
@@ -55,11 +57,11 @@ def readers_setup(namelookup: Any, emulator: Any, tmp_path: Path, monkeypatch: p
                                         "password": namelookup.token})
     warehouse = tmp_path / "warehouse.db"
     with sqlite3.connect(warehouse) as db:
-        db.execute("CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, first_name TEXT, country TEXT, "
-                   "signup_date TEXT)")
-        db.executemany("INSERT INTO customers VALUES (?, ?, ?, ?)",
-                       [(1, "Theresa", "DE", "2099-01-01"), (2, "Andrea", "IT", "2099-01-01"),
-                        (3, "John", None, "2099-01-01"), (4, "", None, "2099-01-01")])
+        db.execute("CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, first_name TEXT, last_name TEXT, "
+                   "country TEXT, signup_date TEXT)")
+        db.executemany("INSERT INTO customers VALUES (?, ?, ?, ?, ?)",
+                       [(1, "Theresa", "Miller", "DE", "2099-01-01"), (2, "Andrea", None, "IT", "2099-01-01"),
+                        (3, "John", "Smith", None, "2099-01-01"), (4, "", "Doe", None, "2099-01-01")])
     db.close()
     set_connection("warehouse", {"conn_type": "sqlite", "host": str(warehouse)})
     monkeypatch.setattr("airflow_provider_namelookup.hooks.namelookup.DEFAULT_BASE_URL", emulator.url)

@@ -111,3 +111,37 @@ def test_the_spec_fingerprint_changes_with_what_shapes_a_question() -> None:
     assert len({base, *(spec.fingerprint for spec in changed)}) == 6
     # country of origin takes no hints, so a default hint does not change its questions
     assert QueryRules(LookupKind.ORIGIN, default_country="DE").fingerprint == QueryRules(LookupKind.ORIGIN).fingerprint
+
+
+@pytest.mark.parametrize("kind", ["first_name", "full_name", "email"])
+@pytest.mark.parametrize("lookup", [LookupKind.GENDER, LookupKind.ORIGIN])
+def test_a_missing_name_is_reported_against_the_field_the_run_reads(kind: str, lookup: LookupKind) -> None:
+    """Issue 50, item 3: a NULL full name in a ``name_kind="full_name"`` run was reported as
+    ``mandatory-parameter-missing [first_name]``, a field the run never reads."""
+    missing = plan_name(None, QueryRules(lookup, kind), ref=1)  # type: ignore[arg-type]
+    assert missing.error is not None and missing.query is None
+    assert (missing.error.status_id, missing.error.field) == ("mandatory-parameter-missing", kind)
+    assert str(missing.error) == (f"mandatory-parameter-missing [{kind}]: {kind} is null; one of first_name, "
+                                  "full_name or email must be set")
+
+
+def test_last_names_make_full_names_and_their_rules_are_the_first_name_s() -> None:
+    """Issue 50, item 2: a table's ``last_name_column`` beside its first names."""
+    from airflow_provider_namelookup.engine.plan import build_query_object
+
+    rules = QueryRules(LookupKind.GENDER, last_names=True)
+    both = plan_value(SourceValue(1, build_query_object(" theresa ", rules, last_name="MILLER")), rules)
+    assert both.query == Query("full_name", "theresa MILLER")
+    assert both.query_hash == plan_name("Theresa Miller", QueryRules(LookupKind.GENDER, "full_name")).query_hash
+    alone = [plan_value(SourceValue(1, build_query_object("Theresa", rules, last_name=last)), rules)
+             for last in (None, "", "  ")]
+    assert {q.query_hash for q in alone} == {plan_name("Theresa", GENDER).query_hash}  # the first name's
+    no_first = plan_value(SourceValue(1, build_query_object(None, rules, last_name="Miller")), rules)
+    assert no_first.error is not None and no_first.error.field == "first_name"
+    with pytest.raises(NameLookupValidationError, match=r"parameter-full-name-invalid \[last_name\]: last_name "
+                                                        "must be text, got int"):
+        build_query_object("Theresa", rules, last_name=7)
+    # reading last names (or no longer) changes what every row was enriched from: each row is read again
+    assert rules.fingerprint != GENDER.fingerprint
+    with pytest.raises(ValueError, match="name_kind must be 'first_name'"):
+        QueryRules(LookupKind.GENDER, "full_name", last_names=True)

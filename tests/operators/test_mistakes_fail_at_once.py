@@ -176,3 +176,88 @@ def test_a_connection_of_the_wrong_type_fails_the_task_at_once_saying_what_to_ch
     assert dag.state("lookup") == "failed" and _tries(run, "lookup") == 1
     assert expected in _logged(capfd, caplog)
     assert not _exists(sqlite_warehouse, f"{table}_gender") and namelookup.remaining() == 100
+
+
+# A need beyond max_credits, before any table is made (issue 50, item 1) ---------------------------------
+
+def test_a_need_beyond_max_credits_fails_every_operator_at_once_before_any_table_is_made(
+        house: Any, write_dag: Any, namelookup: Any, capfd: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Before, the refusal was retried (three tries with retries=2) and the target and answers tables
+    had been created, holding the invalid rows. No retry can succeed: the budget is the DAG's."""
+    table = house.create_customers([(1, "Anna", None), (2, "Ben", None), (3, "Carla", None), (4, "", None)])
+    source = f"conn_id={house.conn_id!r}, source_table={table!r}, key_column='customer_id', name_column='name'"
+    names = "queries=['Anna', 'Ben', 'Carla', 'anna']"
+    tasks = f"""
+        SqlGenderLookupOperator(task_id='table_gender', {source}, max_credits={{gender}}, page_size=1, {RETRIES})
+        SqlCountryOfOriginOperator(task_id='table_origin', {source}, max_credits={{origin}}, page_size=1, {RETRIES})
+        GenderLookupOperator(task_id='xcom_gender', {names}, max_credits={{gender}}, {RETRIES})
+        CountryOfOriginOperator(task_id='xcom_origin', {names}, max_credits={{origin}}, {RETRIES})
+    """
+    every = ("table_gender", "table_origin", "xcom_gender", "xcom_origin")
+    dag = write_dag(tasks.format(gender=2, origin=5))
+    run = dag.run()
+    assert [(dag.state(t), _tries(run, t)) for t in every] == [("failed", 1)] * 4
+    assert not any(_exists(house, t) for t in (f"{table}_gender", f"{table}_origin", house.answers_table))
+    logged = _logged(capfd, caplog)
+    for needed, limit in ((3, 2), (6, 5)):
+        assert (f"insufficient-credits: this run needs {needed} credits but only {limit} are available (limited by "
+                f"max_credits={limit}); nothing was spent. Raise max_credits, buy credits, or set "
+                "on_insufficient_credits='partial'. (no retry can fix this") in logged
+    assert "Retrying in" not in logged and "up_for_retry" not in logged.lower()
+    assert namelookup.remaining() == 100
+
+    # With the budget raised, each distinct query is paid once (the tables made while the lookups
+    # start as the source is read, on a warehouse that reads on a connection of its own), and a
+    # rerun pays nothing.
+    dag = write_dag(tasks.format(gender=3, origin=6))
+    assert str(dag.run().state) == "success"
+    assert namelookup.remaining() == 100 - 2 * (3 + 6)  # the XCom tasks keep no answers across tasks
+    assert house.rows(f"SELECT COUNT(*) FROM {table}_gender")[0][0] == 4
+    assert str(dag.run().state) == "success"
+    assert namelookup.remaining() == 100 - 2 * (3 + 6) - (3 + 6)  # the XCom tasks pay again; the tables do not
+    assert (dag.xcom("table_gender")["credits_used"], dag.xcom("table_origin")["credits_used"]) == (0, 0)
+
+
+def test_a_need_beyond_the_account_s_credits_alone_is_retried_and_makes_no_table(
+        house: Any, write_dag: Any, namelookup: Any, capfd: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Credits can be bought between tries, so this refusal keeps the task's retries; each try still
+    stops before any table exists."""
+    namelookup.set_credits(2)
+    table = house.create_customers([(1, "Anna", None), (2, "Ben", None), (3, "Carla", None)])
+    dag = write_dag(f"SqlGenderLookupOperator(task_id='enrich', conn_id={house.conn_id!r}, source_table={table!r}, "
+                    f"key_column='customer_id', name_column='name', {RETRIES})")
+    run = dag.run()
+    assert dag.state("enrich") == "failed" and _tries(run, "enrich") == 3
+    assert not _exists(house, f"{table}_gender") and not _exists(house, house.answers_table)
+    logged = _logged(capfd, caplog)
+    assert "only 2 are available (limited by the account's 2 remaining credits)" in logged
+    assert "no retry can fix this" not in logged
+    assert namelookup.remaining() == 2
+
+
+def test_a_templated_argument_its_rule_refuses_fails_at_once(write_dag: Any, namelookup: Any, sqlite_warehouse: Any,
+                                                             capfd: pytest.CaptureFixture[str],
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 50, item 1: every retry renders the template the same way; these were retried (a plain
+    ValueError). Arguments that are not templated already fail when the DAG is parsed."""
+    table = sqlite_warehouse.create_customers([(1, "Anna", None)])
+    dag = write_dag(f"""
+        GenderLookupOperator(task_id="budget", queries=["Anna"], max_credits="{{{{ 'many' }}}}", {RETRIES})
+        GenderLookupOperator(task_id="queries", queries="{{{{ 'Anna' }}}}", {RETRIES})
+        SqlGenderLookupOperator(task_id="threshold", conn_id={sqlite_warehouse.conn_id!r}, source_table={table!r},
+                                key_column="customer_id", name_column="name", min_probability="{{{{ 'high' }}}}",
+                                {RETRIES})
+        NameLookupCreditsSensor(task_id="sensor", min_credits="{{{{ 'plenty' }}}}", poke_interval=0.1, timeout=30,
+                                soft_fail=True, {RETRIES})
+    """)
+    run = dag.run()
+    tasks = ("budget", "queries", "threshold", "sensor")
+    assert [(dag.state(t), _tries(run, t)) for t in tasks] == [("failed", 1)] * 4
+    logged = _logged(capfd, caplog)
+    for message in ("max_credits must be an integer, got 'many'", "queries must be a list (of names, query objects "
+                    "or rows), got a single str", "min_probability must be a number from 0 to 1, got 'high'",
+                    "min_credits must be an integer, got 'plenty'"):
+        assert f"{message} (no retry can fix this" in logged, message
+    assert not _exists(sqlite_warehouse, f"{table}_gender") and namelookup.remaining() == 100

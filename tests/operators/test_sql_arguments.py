@@ -23,7 +23,7 @@ import airflow_provider_namelookup.operators as operators
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
 IDENTIFIERS = {"source_table", "target_table", "answers_table", "key_column", "name_column", "country_column",
-               "label_column", "group_column"}
+               "last_name_column", "label_column", "group_column"}
 """Checked identifiers (letters, digits, ``_``; ``schema.table`` for tables), quoted by the dialect."""
 WHERE = {"where"}
 """The one checked ``where`` path (``warehouse/where_clause.py``)."""
@@ -186,7 +186,8 @@ def test_the_audits_where_payloads_run_nothing_on_postgresql(postgres_warehouse:
     assert "top secret" not in logged
     for function in ("QUERY_TO_XML", "LO_IMPORT", "PG_SLEEP", "SET_CONFIG"):
         assert f"; {function} is not one of them" in logged
-    assert "where must be one boolean expression over the source's columns: it does not parse" in logged
+    assert ("where must be one boolean expression over the source's columns: it cannot be read at \")\" (line 1, "
+            "column 5), after \"true\"") in logged
     assert namelookup.remaining() == 100
 
 

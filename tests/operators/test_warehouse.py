@@ -133,6 +133,64 @@ def test_country_of_origin_table(warehouse: Any, write_dag: Any, namelookup: Any
     assert '"country_of_origin"' in rows[0][6]
 
 
+PEOPLE = [  # (key, first name, last name, country)
+    (1, "Theresa", "Miller", "DE"), (2, " theresa", "MILLER ", "DE"), (3, "Theresa", None, "DE"),
+    (4, "Theresa", " ", "DE"), (5, None, "Miller", "DE"), (6, "", "Miller", None), (7, "John", "Smith", "US"),
+    (8, "Anna", "Schmidt", None), (9, "x" * 60, "y" * 45, None),
+]
+
+
+@pytest.mark.database
+def test_full_names_from_a_first_and_a_last_name_column(warehouse: Any, write_dag: Any, namelookup: Any) -> None:
+    """Issue 50, item 2: ``last_name_column`` beside ``name_column``, on both table operators. A first and a
+    last name are one full name, each distinct one paid once (rows 1 and 2); a NULL or blank last name leaves
+    the first name alone (rows 3 and 4, one query); a row without a first name breaks the first name's
+    rule whatever its last name (5, 6); a full name over 100 characters the full name's (9). A changed last
+    name is looked up again; a last name that makes a full name answered before costs nothing."""
+    table = warehouse.create_people(PEOPLE)
+    common = (f"sql_conn_id={warehouse.conn_id!r}, source_table={table!r}, key_column='customer_id', "
+              "name_column='name', last_name_column='last_name'")
+    dag = write_dag(f"""
+        SqlGenderLookupOperator(task_id="gender", {common}, country_column="country")
+        SqlCountryOfOriginOperator(task_id="origin", {common})
+    """)
+    assert str(dag.run().state) == "success"
+    gender = {r[0]: r[1:] for r in warehouse.rows(
+        f"SELECT customer_id, status, error, gender, first_name, last_name, credits_used, query_hash "
+        f"FROM {table}_gender ORDER BY customer_id")}
+    assert {k for k, r in gender.items() if r[0] == "ok"} == {1, 2, 3, 4, 7, 8}
+    assert gender[1][3:5] == ("Theresa", "Miller") and gender[1][6] == gender[2][6] != gender[3][6]
+    assert gender[3][4] is None and gender[3][6] == gender[4][6]  # Theresa/DE, without a last name
+    assert gender[5][1] == "mandatory-parameter-missing [first_name]: first_name is null; one of first_name, " \
+                           "full_name or email must be set"
+    assert gender[6][1].startswith("parameter-first-name-invalid [first_name]: first_name must be 1 to 50")
+    assert gender[9][1].startswith("parameter-full-name-invalid [full_name]: full_name must be 1 to 100")
+    origin = {r[0]: r[1:] for r in warehouse.rows(
+        f"SELECT customer_id, status, credits_used FROM {table}_origin ORDER BY customer_id")}
+    assert {k for k, r in origin.items() if r[0] == "ok"} == {1, 2, 3, 4, 7, 8}
+    # 4 distinct questions each: theresa miller(/DE), theresa(/DE), john smith(/US), anna schmidt
+    assert (dag.xcom("gender")["credits_used"], dag.xcom("origin")["credits_used"]) == (4, 8)
+    assert sum(r[5] for r in gender.values()) == 4 and sum(r[1] for r in origin.values()) == 8
+    assert namelookup.remaining() == 100 - 12
+
+    assert str(dag.run().state) == "success"  # a rerun reads no changed row and pays nothing
+    assert (dag.xcom("gender")["rows_unchanged"], dag.xcom("gender")["credits_used"]) == (9, 0)
+    assert namelookup.remaining() == 100 - 12
+
+    warehouse.set_column(table, 7, "last_name", "Jones")  # a new full name: paid
+    warehouse.set_column(table, 3, "last_name", "Miller")  # theresa miller/DE: answered before, free
+    assert str(dag.run().state) == "success"
+    summary = dag.xcom("gender")
+    assert (summary["rows_unchanged"], summary["lookups"], summary["cache_hits"]) == (7, 1, 1)
+    assert namelookup.remaining() == 100 - 12 - 1 - 2
+    after = {r[0]: r[1:] for r in warehouse.rows(
+        f"SELECT customer_id, last_name, query_hash, credits_used FROM {table}_gender ORDER BY customer_id")}
+    assert after[7][0] == "Jones" and after[7][1] != gender[7][6] and after[7][2] == 1
+    assert after[3][0] == "Miller" and after[3][1] == gender[1][6]
+    held = {r[1] for k, r in after.items() if k in gender and gender[k][0] == "ok"}
+    assert sum(r[2] for r in after.values()) == len(held) == 4  # every answer the rows hold, priced once
+
+
 def test_bad_configuration_fails_clearly(sqlite_warehouse: Any, write_dag: Any, namelookup: Any) -> None:
     table = sqlite_warehouse.create_customers([(1, "Anna", None)])
     dag = write_dag(gender_task(sqlite_warehouse, table, target_table="x; DROP TABLE y"))
@@ -291,3 +349,15 @@ def test_abstaining_below_a_probability_keeps_the_answer_and_a_new_threshold_cos
     assert {k: r["gender"] for k, r in target_rows(warehouse, table).items() if k in answered} == {
         k: r["gender"] for k, r in answered.items()}
     assert namelookup.remaining() == 100 - spent
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"last_name_column": "last name"}, "last_name_column must be a plain SQL identifier"),
+    ({"last_name_column": "last_name", "name_kind": "email"},
+     "last_name_column reads last names beside the first names of name_column: name_kind must be 'first_name'"),
+])
+def test_a_last_name_column_that_cannot_work_fails_when_the_dag_is_parsed(arguments: dict[str, Any],
+                                                                        message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        SqlGenderLookupOperator(task_id="t", conn_id="w", source_table="people", key_column="id",
+                                name_column="name", **arguments)

@@ -24,11 +24,13 @@ def _operator(warehouse: Any, **arguments: Any) -> SqlGenderLookupOperator:
     ({"name_column": "nmae"}, "name_column 'nmae' is not a column of source_table '{table}'"),
     ({"country_column": "land"}, "country_column 'land' is not a column of source_table '{table}'"),
     ({"key_column": "id"}, "key_column 'id' is not a column of source_table '{table}'"),
-    ({"where": "customer_id >"}, "where must be one boolean expression over the source's columns: it does not parse"),
+    ({"where": "customer_id >"}, "where must be one boolean expression over the source's columns: it ends too early: "
+                                 'something must follow ">" (line 1, column 13)'),
     ({"where": "nope > 1"}, "where reads nope, which is not a column of source_table '{table}' (its columns: "),
     ({"where": "nmae > 'A'"}, "where reads nmae, which is not a column of source_table '{table}' (nearest: name)"),
     ({"sql": "SELEC customer_id, name FROM x", "source_table": None, "target_table": "out"},
-     "sql must be one query that reads: it does not parse"),
+     'sql must be one query that reads: it cannot be read at "," (line 1, column 18), after "SELEC customer_id": '
+     "is SELEC meant to be SELECT?"),
     ({"sql": "SELECT customer_id, name FROM no_such_table", "source_table": None, "target_table": "out"},
      "sql does not run"),
 ])

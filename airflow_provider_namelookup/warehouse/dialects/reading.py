@@ -1,8 +1,8 @@
 """Reading the source: a run's connection, the probes of a source, and the distinct pass.
 
 The distinct pass is the one statement that reads the source's rows: each distinct raw
-``(name, country)`` of the rows to enrich, with how many rows hold it and their lowest key. Python
-plans only those values (never the rows).
+``(name, country)`` (and last name, where the run reads one) of the rows to enrich, with how
+many rows hold it and their lowest key. Python plans only those values (never the rows).
 
 Example (the defaults, on a source ``(SELECT * FROM customers)`` with no target yet)::
 
@@ -103,30 +103,35 @@ class SourceReading(Spelling):
         """Each distinct raw value of the rows to enrich, with its row count, its lowest key and
         how many distinct values there are in all (on every row: the first page tells the run
         its need's bound), and one more row (``total`` = 1) with the count of every row of the source.
-        Six columns: ``total, name, country, value_rows, first_key, distinct_values``.
+        Six columns: ``total, name, country, value_rows, first_key, distinct_values``, and a seventh,
+        ``last_name``, where the run reads one (:attr:`Names.last_name`).
 
         :param unchanged: when a source row ``s`` is unchanged since its target row ``t`` was written;
             None when there is no target yet.
         :param key_sample: a key of the source (see :meth:`lowest_key`).
         """
+        raw = [e for e in (names.name, names.country, names.last_name) if e]
         if self.compares_bytes_as:  # grouped on the bytes, each group's value read back through MIN
-            country = f"MIN({names.country})" if names.country else "NULL"
-            groups = ", ".join(f"CAST({e} AS {self.compares_bytes_as})" for e in (names.name, names.country) if e)
-            return self._distinct_values(names, unchanged, f"MIN({names.name}), {country}", groups, key_sample)
-        country = names.country or "NULL"
-        groups = ", ".join(e for e in (names.name, names.country) if e)
-        return self._distinct_values(names, unchanged, f"{names.name}, {country}", groups, key_sample)
+            name, country, last_name = (f"MIN({e})" if e else "NULL"
+                                        for e in (names.name, names.country, names.last_name))
+            groups = ", ".join(f"CAST({e} AS {self.compares_bytes_as})" for e in raw)
+        else:
+            name, country, last_name = (e or "NULL" for e in (names.name, names.country, names.last_name))
+            groups = ", ".join(raw)
+        return self._distinct_values(names, unchanged, f"{name}, {country}", groups, key_sample,
+                                     last_name if names.last_name else None)
 
     def _distinct_values(self, names: Names, unchanged: Unchanged | None, values: str, groups: str,
-                         key_sample: Any) -> str:
+                         key_sample: Any, last_name: str | None = None) -> str:
         if unchanged is None:
             filtered = ""
         elif self.unchanged_by_outer_join:
             filtered = f" LEFT JOIN {unchanged.target} t ON {unchanged.condition} WHERE {unchanged.matched} IS NULL"
         else:
             filtered = f" WHERE NOT EXISTS ({unchanged.exists()})"
+        last, no_last = (f", {last_name}", ", NULL") if last_name else ("", "")
         return (f"SELECT 0 AS total, {values}, COUNT(*) AS value_rows, "
                 f"{self.lowest_key(names.key, key_sample)} AS first_key, "
-                f"COUNT(*) OVER () AS distinct_values "
+                f"COUNT(*) OVER () AS distinct_values{last} "
                 f"FROM {names.relation} s{filtered} GROUP BY {groups} "
-                f"UNION ALL SELECT 1, NULL, NULL, COUNT(*), NULL, NULL FROM {names.relation} s")
+                f"UNION ALL SELECT 1, NULL, NULL, COUNT(*), NULL, NULL{no_last} FROM {names.relation} s")

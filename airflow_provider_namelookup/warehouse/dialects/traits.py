@@ -24,7 +24,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_namelookup.warehouse.schema import SOURCE_COUNTRY, SOURCE_NAME
+from airflow_provider_namelookup.warehouse.schema import SOURCE_COUNTRY, SOURCE_LAST_NAME, SOURCE_NAME
 
 
 def value_kinds(rows: Sequence[Sequence[Any]], width: int) -> list[str]:
@@ -188,6 +188,8 @@ class Names:
     :param key_column: the key column's name (quoted), which the target shares.
     :param key: ``s.<key column>``; ``name`` / ``country``: the name and country columns
         (``country`` None when the run reads no country).
+    :param last_name: the last-name column, whose value the run joins to the first name (None
+        when the run reads no last name).
     """
 
     relation: str
@@ -195,10 +197,13 @@ class Names:
     key: str
     name: str
     country: str | None
+    last_name: str | None = None
 
     def raw_columns(self) -> list[tuple[str, str]]:
         """``(expression, target column)`` of the raw values a target keeps."""
         raw = [(self.name, SOURCE_NAME)]
+        if self.last_name:
+            raw.append((self.last_name, SOURCE_LAST_NAME))
         if self.country:
             raw.append((self.country, SOURCE_COUNTRY))
         return raw
