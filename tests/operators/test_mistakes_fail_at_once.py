@@ -258,6 +258,6 @@ def test_a_templated_argument_its_rule_refuses_fails_at_once(write_dag: Any, nam
     logged = _logged(capfd, caplog)
     for message in ("max_credits must be an integer, got 'many'", "queries must be a list (of names, query objects "
                     "or rows), got a single str", "min_probability must be a number from 0 to 1, got 'high'",
-                    "min_credits must be an integer, got 'plenty'"):
+                    "min_credits must be a whole number of credits (0 or more), got 'plenty'"):
         assert f"{message} (no retry can fix this" in logged, message
     assert not _exists(sqlite_warehouse, f"{table}_gender") and namelookup.remaining() == 100

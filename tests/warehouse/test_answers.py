@@ -33,7 +33,7 @@ class Run:
                                     ValueMap(self.session, source.names(with_params=False)),
                                     lookup=LookupKind.GENDER, paid_for="t", owner=owner.ljust(32, "0"),
                                     lease_seconds=lease, claim_chunk=chunk)
-        self.questions = [plan_value(SourceValue((n, None), {"first_name": n}, first_key=i), SPEC)
+        self.questions = [plan_value(SourceValue((n, None, None), {"first_name": n}, first_key=i), SPEC)
                           for i, n in enumerate(NAMES)]
         self.hashes = [q.query_hash for q in self.questions]
 
