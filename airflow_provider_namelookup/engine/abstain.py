@@ -19,7 +19,7 @@ Example::
     >>> Abstain.parse(min_probability=1.5, min_samples=None)
     Traceback (most recent call last):
     ...
-    ValueError: min_probability must be a number from 0 to 1, got 1.5
+    InvalidArgument: min_probability must be a number from 0 to 1, got 1.5
 """
 
 from __future__ import annotations

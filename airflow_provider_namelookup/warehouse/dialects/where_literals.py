@@ -81,9 +81,14 @@ def quotes_as(setting: str, base: type[Dialect], *, strings: list[Any], identifi
     marks = "".join(str(mark) for mark in identifiers).encode().hex()
     read = _variant(base, f"NameLookup{base.__name__}Quotes{marks}",
                     tokenizer={"QUOTES": strings, "IDENTIFIERS": identifiers})
-    before, after = base.tokenizer_class, read.tokenizer_class
-    moved = (set(before._QUOTES) ^ set(after._QUOTES)) | (set(before._IDENTIFIERS) ^ set(after._IDENTIFIERS))
+    before = base.tokenizer_class
+    moved = (_openings(before.QUOTES) ^ _openings(strings)) | (_openings(before.IDENTIFIERS) ^ _openings(identifiers))
     return WhereReading(setting, read, tuple(sorted(moved)))
+
+
+def _openings(marks: list[Any]) -> set[str]:
+    """The opening marks of a tokenizer's ``QUOTES`` or ``IDENTIFIERS`` (a mark, or its ``(open, close)``)."""
+    return {mark if isinstance(mark, str) else mark[0] for mark in marks}
 
 
 def double_pipe_concatenates(setting: str, base: type[Dialect]) -> WhereReading:
