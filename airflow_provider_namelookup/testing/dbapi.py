@@ -38,15 +38,20 @@ class DbApiConnectionHook:
     :param connect: opens a new DB-API (PEP 249) connection.
     :param placeholder: the driver's bind marker (``?``, ``%s``).
     :param quote: the character that quotes an identifier.
+    :param conn_type: the engine it reports, as a common-sql hook's connection type does: what picks
+        its dialect (:func:`~airflow_provider_namelookup.warehouse.dialects.dialect_for`) where a run is
+        given none, a registered one's included.
     """
 
     conn_name_attr = "conn_id"
 
-    def __init__(self, connect: Callable[[], Any], *, placeholder: str = "?", quote: str = '"') -> None:
+    def __init__(self, connect: Callable[[], Any], *, placeholder: str = "?", quote: str = '"',
+                 conn_type: str | None = None) -> None:
         self.connect = connect
         self.placeholder = placeholder
         self.dialect = _Quoting(quote)
         self.conn_id = "compliance"
+        self.conn_type = conn_type
 
     def get_conn(self) -> Any:
         """A new connection."""

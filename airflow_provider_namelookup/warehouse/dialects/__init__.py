@@ -5,7 +5,13 @@ reports for each (``dialect_name``, else the connection type), the Airflow provi
 hook and the extra of this package that installs it. :func:`dialect_for` imports only the
 module of the hook's warehouse; a warehouse the engine cannot serve gets an error naming the
 ones it can, and :func:`install_hint` says what to install when a warehouse's provider is
-missing. A new warehouse is one module here (a :class:`~.base.WarehouseDialect` subclass
+missing.
+
+A warehouse of another package registers its dialect in the entry-point group
+:data:`ENTRY_POINT_GROUP`, named after the engine its hook reports (``mywarehouse =
+"my_package.dialect:MyDialect"`` in its ``pyproject.toml``): :func:`dialect_for` loads it when no
+built-in warehouse serves that engine, and a class that fails the contract fails naming the entry
+point. A built-in warehouse is one module here (a :class:`~.base.WarehouseDialect` subclass
 named ``DIALECT``, its module named after it), one entry in :data:`WAREHOUSES`, and its tests.
 
 Example::
@@ -20,12 +26,23 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from airflow_provider_namelookup.warehouse.dialects.base import Names, Unchanged, WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.base import (
+    IncompleteDialect,
+    Names,
+    Unchanged,
+    WarehouseDialect,
+    contract_gaps,
+)
 
-__all__ = ["WAREHOUSES", "Names", "Unchanged", "UnsupportedWarehouse", "Warehouse", "WarehouseDialect", "all_dialects",
-           "dialect_for", "engine_of", "install_hint", "warehouse_of"]
+__all__ = ["ENTRY_POINT_GROUP", "WAREHOUSES", "Names", "Unchanged", "UnsupportedWarehouse", "Warehouse",
+           "WarehouseDialect", "all_dialects", "dialect_for", "engine_of", "install_hint", "registered", "warehouse_of"]
+
+ENTRY_POINT_GROUP = "airflow_provider_namelookup.warehouses"
+"""The entry-point group a dialect of another package registers in: the entry point's name is the
+engine its hook reports (:func:`engine_of`), its value the dialect class."""
 
 
 @dataclass(frozen=True)
@@ -36,15 +53,22 @@ class Warehouse:
     :param engines: the ``dialect_name`` or connection types of its common-sql hooks.
     :param provider: the Airflow provider package of its hook.
     :param extra: the extra of this package that installs that provider (None: install it by hand).
+    :param entry_point: where another package registered its dialect (None: a module of this package).
     """
 
     name: str
     engines: tuple[str, ...]
     provider: str
     extra: str | None = None
+    entry_point: EntryPoint | None = None
 
     def dialect_class(self) -> type[WarehouseDialect]:
-        """Its dialect (the module is imported now)."""
+        """Its dialect (the module is imported now).
+
+        :raises IncompleteDialect: a registered dialect that fails the contract, naming its entry point.
+        """
+        if self.entry_point is not None:
+            return _load(self.entry_point)
         module = importlib.import_module(f"{__name__}.{self.name}")
         dialect: type[WarehouseDialect] = module.DIALECT
         return dialect
@@ -82,8 +106,38 @@ def engine_of(hook: Any) -> str:
 
 
 def warehouse_of(engine: str | None) -> Warehouse | None:
-    """The supported warehouse of an engine name or connection type, or None."""
-    return next((w for w in WAREHOUSES if engine in w.engines), None)
+    """The supported warehouse of an engine name or connection type (a built-in one, else one another
+    package registered), or None."""
+    built_in = next((w for w in WAREHOUSES if engine in w.engines), None)
+    if built_in is not None or not engine:
+        return built_in
+    return next((w for w in registered() if engine in w.engines), None)
+
+
+def registered() -> list[Warehouse]:
+    """The warehouses other packages registered in :data:`ENTRY_POINT_GROUP` (none imported yet), except
+    those named after a built-in warehouse's engine, which the built-in one serves."""
+    built_in = {engine for w in WAREHOUSES for engine in w.engines}
+    return [Warehouse(point.name, (point.name,), point.dist.name if point.dist else point.value, entry_point=point)
+            for point in entry_points(group=ENTRY_POINT_GROUP) if point.name not in built_in]
+
+
+def _load(point: EntryPoint) -> type[WarehouseDialect]:
+    """The dialect class a registered entry point names, checked against the contract."""
+    where = f"the warehouse entry point {point.name} = {point.value} (group {ENTRY_POINT_GROUP}"
+    where += f", distribution {point.dist.name})" if point.dist else ")"
+    try:
+        loaded = point.load()
+    except IncompleteDialect as err:  # the check when the class is defined, as its module was imported
+        raise IncompleteDialect(f"{where} fails the dialect contract: {err}") from err
+    if not (isinstance(loaded, type) and issubclass(loaded, WarehouseDialect)):
+        raise IncompleteDialect(f"{where} names {loaded!r}, which is no WarehouseDialect subclass (docs: Adding a "
+                                "warehouse)")
+    gaps = contract_gaps(loaded)  # a class declared abstract=True was not checked when it was defined
+    if gaps:
+        raise IncompleteDialect(f"{where} fails the dialect contract: {loaded.__qualname__} must write: "
+                                f"{'; '.join(gaps)} (docs: Adding a warehouse)")
+    return loaded
 
 
 def dialect_for(hook: Any) -> WarehouseDialect:
@@ -94,7 +148,7 @@ def dialect_for(hook: Any) -> WarehouseDialect:
     engine = engine_of(hook)
     warehouse = warehouse_of(engine)
     if warehouse is None:
-        supported = ", ".join(w.name for w in WAREHOUSES)
+        supported = ", ".join(w.name for w in (*WAREHOUSES, *registered()))
         raise UnsupportedWarehouse(f"the table operators support {supported} warehouses; this connection's "
                                    f"dialect is {engine!r}")
     return warehouse.dialect_class()(hook)
@@ -108,7 +162,7 @@ def connect(hook: Any) -> Any:
 
 
 def all_dialects() -> list[type[WarehouseDialect]]:
-    """Every supported warehouse's dialect (each module imported)."""
+    """Every built-in warehouse's dialect (each module imported; registered ones are not: :func:`registered`)."""
     return [w.dialect_class() for w in WAREHOUSES]
 
 

@@ -1,0 +1,110 @@
+"""A warehouse dialect registered by another package (the entry-point group ``ENTRY_POINT_GROUP``):
+the package pip-installed for real (into a folder of the test's, put on ``sys.path``), then found by
+the engine name its hook reports, checked against the contract, and run."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from airflow_provider_namelookup.testing.compliance import ComplianceAccount, distinct_valid, enrich
+from airflow_provider_namelookup.testing.dbapi import DbApiConnectionHook
+from airflow_provider_namelookup.warehouse.dialects import (
+    ENTRY_POINT_GROUP,
+    IncompleteDialect,
+    UnsupportedWarehouse,
+    dialect_for,
+    registered,
+)
+
+LITEHOUSE = Path(__file__).resolve().parents[2] / "contrib" / "litehouse"
+
+
+def pip_install(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``source`` (a folder with a ``pyproject.toml``) pip-installed into a folder on ``sys.path`` for this test."""
+    build, target = tmp_path / f"{source.name}-src", tmp_path / f"{source.name}-site"
+    shutil.copytree(source, build)  # setuptools builds in the source folder
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--no-index", "--target", str(target), str(build)], check=True)
+    monkeypatch.syspath_prepend(str(target))
+
+
+def _forget(packages: set[str]) -> None:
+    """The test's installed packages imported no more (the next test installs them anew)."""
+    for module in [m for m in sys.modules if m.split(".")[0] in packages]:
+        del sys.modules[module]
+
+
+@pytest.fixture
+def litehouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    pip_install(LITEHOUSE, tmp_path, monkeypatch)
+    yield
+    _forget({"namelookup_litehouse"})
+
+
+def sqlite_hook(path: Path, conn_type: str) -> DbApiConnectionHook:
+    return DbApiConnectionHook(lambda: sqlite3.connect(path, timeout=30), conn_type=conn_type)
+
+
+def test_a_registered_dialect_serves_its_engine_and_a_run_through_it_keeps_the_promises(
+        litehouse: Any, tmp_path: Path, emulator: Any, make_account: Any) -> None:
+    hook = sqlite_hook(tmp_path / "warehouse.db", "litehouse")
+    assert [(w.name, w.provider) for w in registered()] == [("litehouse", "namelookup-litehouse")]
+    assert "namelookup_litehouse" not in sys.modules  # listed, not imported, until a hook asks for it
+    dialect = dialect_for(hook)
+    assert (type(dialect).__module__, dialect.name) == ("namelookup_litehouse.dialect", "litehouse")
+
+    rows = [(1, "Theresa", None), (2, "theresa ", None), (3, "Andrea", "IT"), (4, "", None), (5, "John", "US")]
+    hook.run("CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, name TEXT, country TEXT)")
+    with sqlite3.connect(tmp_path / "warehouse.db") as db:
+        db.executemany("INSERT INTO customers VALUES (?, ?, ?)", rows)
+    db.close()
+    account = ComplianceAccount(emulator, make_account(credits=100))
+    house = SimpleNamespace(hook=hook, dialect=None, answers_table="answers")  # the session picks the dialect
+    first = enrich(house, account, "customers")  # type: ignore[arg-type]
+    assert first["credits_used"] == 100 - account.remaining() == distinct_valid(rows) == 3
+    target = dict(hook.get_records("SELECT customer_id, status FROM customers_gender"))
+    assert target == {1: "ok", 2: "ok", 3: "ok", 4: "error", 5: "ok"}
+    again = enrich(house, account, "customers")  # type: ignore[arg-type]
+    assert (again["rows_unchanged"], again["requests"], again["credits_used"]) == (5, 0, 0)
+
+
+def test_an_unknown_engine_is_refused_naming_the_registered_warehouses_too(litehouse: Any, tmp_path: Path) -> None:
+    with pytest.raises(UnsupportedWarehouse, match=r"sqlite, .*mssql, litehouse warehouses.*'oracle'"):
+        dialect_for(sqlite_hook(tmp_path / "w.db", "oracle"))
+
+
+def test_a_registered_dialect_that_fails_the_contract_is_refused_naming_its_entry_point(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "halfhouse"
+    (source / "halfhouse").mkdir(parents=True)
+    (source / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=77"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "halfhouse"\nversion = "0.1"\n'
+        f'[project.entry-points."{ENTRY_POINT_GROUP}"]\nhalfhouse = "halfhouse.dialect:HalfDialect"\n'
+        'nohouse = "halfhouse.names:NOT_A_DIALECT"\n')
+    (source / "halfhouse" / "__init__.py").write_text("")
+    (source / "halfhouse" / "dialect.py").write_text(
+        "from airflow_provider_namelookup.warehouse.dialects.base import WarehouseDialect\n"
+        "class HalfDialect(WarehouseDialect, name='halfhouse'):\n    pass\n")
+    (source / "halfhouse" / "names.py").write_text("NOT_A_DIALECT = 'sqlite'\n")
+    pip_install(source, tmp_path, monkeypatch)
+    try:
+        with pytest.raises(IncompleteDialect) as refused:
+            dialect_for(sqlite_hook(tmp_path / "w.db", "halfhouse"))
+        message = str(refused.value)
+        assert message.startswith(f"the warehouse entry point halfhouse = halfhouse.dialect:HalfDialect (group "
+                                  f"{ENTRY_POINT_GROUP}, distribution halfhouse) fails the dialect contract: ")
+        assert "HalfDialect must write: credit_promise (" in message
+        with pytest.raises(IncompleteDialect, match=r"entry point nohouse = halfhouse.names:NOT_A_DIALECT .* names "
+                                                    r"'sqlite', which is no WarehouseDialect subclass"):
+            dialect_for(sqlite_hook(tmp_path / "w.db", "nohouse"))
+    finally:
+        _forget({"halfhouse"})
