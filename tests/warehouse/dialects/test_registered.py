@@ -4,6 +4,7 @@ the engine name its hook reports, checked against the contract, and run."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -24,7 +25,9 @@ from airflow_provider_namelookup.warehouse.dialects import (
     registered,
 )
 
-LITEHOUSE = Path(__file__).resolve().parents[2] / "contrib" / "litehouse"
+ROOT = Path(__file__).resolve().parents[3]
+LITEHOUSE = ROOT / "tests" / "contrib" / "litehouse"
+PAGE = ROOT / "docs" / "adding-a-warehouse.md"
 
 
 def pip_install(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,3 +111,28 @@ def test_a_registered_dialect_that_fails_the_contract_is_refused_naming_its_entr
             dialect_for(sqlite_hook(tmp_path / "w.db", "nohouse"))
     finally:
         _forget({"halfhouse"})
+
+
+def page_block(name: str) -> str:
+    """The text of the code block named ``name`` on the "Adding a warehouse" page."""
+    (text,) = re.findall(rf"```{{code-block}} \w+\n:name: {name}\n\n(.*?)```", PAGE.read_text(), re.DOTALL)
+    return str(text)
+
+
+def test_the_pages_steps_make_a_package_whose_dialect_serves_its_engine(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package made of the page's blocks alone (step 3's module, step 5's entry point) and pip-installed."""
+    source = tmp_path / "my-warehouse"
+    (source / "my_warehouse").mkdir(parents=True)
+    (source / "my_warehouse" / "__init__.py").write_text("")
+    (source / "my_warehouse" / "dialect.py").write_text(page_block("smallest-dialect"))
+    (source / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=77"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "my-warehouse"\nversion = "0.1"\n' + page_block("register-entry-point"))
+    pip_install(source, tmp_path, monkeypatch)
+    try:
+        dialect = dialect_for(sqlite_hook(tmp_path / "w.db", "mywarehouse"))
+        assert (type(dialect).__module__, type(dialect).__name__, dialect.name) == (
+            "my_warehouse.dialect", "MyDialect", "mywarehouse")
+    finally:
+        _forget({"my_warehouse"})
