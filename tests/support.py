@@ -101,6 +101,13 @@ class Warehouse:
     table locks make a statement wait)."""
 
     @property
+    def capabilities(self) -> Any:
+        """What the compliance suite may ask of it (the suite's ``Capabilities``)."""
+        from airflow_provider_namelookup.testing.capabilities import Capabilities
+
+        return Capabilities(concurrent_runs=self.concurrent_runs)
+
+    @property
     def hook(self) -> Any:
         from airflow.sdk import BaseHook
 

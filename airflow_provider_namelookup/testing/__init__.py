@@ -1,5 +1,6 @@
-"""What the provider ships for testing warehouses: the compliance suite (:mod:`.compliance`) and
-the DB-API adapter it runs on (:mod:`.dbapi`).
+"""What the provider ships for testing warehouses: the compliance suite (:mod:`.compliance`), the
+DB-API adapter it runs on (:mod:`.dbapi`), what a warehouse declares it can do
+(:mod:`.capabilities`), and how a failure finds the dialect method at fault (:mod:`.trace`).
 
 Example (a contributor's test module for a new warehouse)::
 

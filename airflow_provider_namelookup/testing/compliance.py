@@ -16,7 +16,17 @@ tables:
 - **max_age**: answers older than ``max_age`` are looked up again, younger ones are not;
 - **narrow and non-text columns**: ``VARCHAR(20)`` names, ``CHAR(2)`` countries, big-integer and
   (where the warehouse has the type) UUID keys fill every row, and a rerun pays nothing (integer
-  keys and wide text columns are every other promise's tables).
+  keys and wide text columns are every other promise's tables);
+- **the statement budget** the provider's own warehouses are held to: a first run sends at most
+  :data:`FIRST_RUN_STATEMENTS` statements, a rerun at most :data:`RERUN_STATEMENTS`, whatever the
+  row count.
+
+What a warehouse cannot do for a reason of its engine or its test setup it declares
+(:class:`~.capabilities.Capabilities`, the fixture's ``capabilities``); the tests that need it are
+skipped, naming the capability. A failure names the dialect method at fault: a statement's error
+carries a note naming the method that built it (:mod:`.trace`), a broken promise the methods it
+rests on, each marked as the dialect's own or inherited, and a statement budget exceeded the
+statements sent by each method.
 
 How to run it on a warehouse (a test module of the contributor's, as SQLAlchemy's dialect suite
 is run)::
@@ -39,10 +49,11 @@ warehouse behind an Airflow connection. The emulator comes from the ``emulator``
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol
@@ -54,12 +65,15 @@ from airflow_provider_namelookup.engine.plan import QueryRules, plan_name
 from airflow_provider_namelookup.engine.run import RunOptions
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.hooks.settings import ClientSettings
-from airflow_provider_namelookup.warehouse import TableRunSpec, TableSource, WarehouseSession, table_run
+from airflow_provider_namelookup.testing.capabilities import Capabilities, needs
+from airflow_provider_namelookup.testing.trace import DialectTrace, TracedSession, written_by
+from airflow_provider_namelookup.warehouse import TableRunSpec, TableSource, table_run
 
-__all__ = ["ComplianceWarehouse", "compliance_account", "compliance_emulator", "enrich",
+__all__ = ["Capabilities", "ComplianceWarehouse", "compliance_account", "compliance_emulator", "enrich",
            "test_a_run_cut_midway_keeps_what_it_paid_for", "test_each_query_is_paid_once_and_a_rerun_pays_nothing",
            "test_max_age_looks_stale_answers_up_again", "test_narrow_and_non_text_columns_fill_and_rerun_free",
-           "test_parallel_runs_pay_each_query_once", "test_where_keeps_the_rows_it_means"]
+           "test_parallel_runs_pay_each_query_once", "test_where_keeps_the_rows_it_means",
+           "test_whole_runs_keep_the_statement_budget"]
 
 _log = logging.getLogger("airflow_provider_namelookup.compliance")
 
@@ -83,8 +97,8 @@ class ComplianceWarehouse(Protocol):
     """The dialect under test, built on :attr:`hook`."""
     answers_table: str
     """An answers table of the test's own (the suite's runs share it, other tests do not)."""
-    concurrent_runs: bool
-    """Runs in several threads of one process may write it at once (else the parallel promise is skipped)."""
+    capabilities: Capabilities
+    """What it can do (the tests that need what it cannot are skipped, naming the capability)."""
 
     def table_name(self, prefix: str = "customers") -> str:
         """A table name no other test uses."""
@@ -148,8 +162,10 @@ def enrich(house: ComplianceWarehouse, account: ComplianceAccount, table: str, *
            target: str | None = None, max_age: timedelta | None = None, lookup: LookupKind = LookupKind.GENDER,
            **options: Any) -> dict[str, Any]:
     """One whole run of the engine over ``table`` (key ``customer_id``, name ``name``, country
-    ``country``) into ``target`` (default ``<table>_gender``); its summary."""
-    session = WarehouseSession(house.hook, house.dialect)
+    ``country``) into ``target`` (default ``<table>_gender``); its summary, with the statements sent by
+    the dialect method that built them (``statements_by_method``)."""
+    trace = DialectTrace(house.dialect)
+    session = TracedSession(house.hook, trace)
     try:
         source = TableSource(session.dialect, table=table, key_column="customer_id", name_column="name",
                              country_column="country" if lookup.takes_hints else None, where=where)
@@ -161,7 +177,7 @@ def enrich(house: ComplianceWarehouse, account: ComplianceAccount, table: str, *
                                            max_concurrency=options.pop("max_concurrency", None)) as service:
                 lookup_run = table_run(session, job, service, _log, RunOptions(**options))
                 await lookup_run.run()
-                return lookup_run.progress.summary()
+                return {**lookup_run.progress.summary(), "statements_by_method": dict(trace.sent)}
         return asyncio.run(run())
     finally:
         session.shutdown()
@@ -184,8 +200,28 @@ def _claims_left(house: ComplianceWarehouse) -> int:
     return int(house.rows(f"SELECT COUNT(*) FROM {house.answers_table} WHERE state = 'claimed'")[0][0])
 
 
+def rests_on(*methods: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A promise's test whose failed assertion notes the dialect methods the promise rests on: the
+    dialect's own first (the likelier culprit), then those it inherits, marked so."""
+    def decorate(test: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(test)
+        def checked(*args: Any, **kwargs: Any) -> None:
+            try:
+                test(*args, **kwargs)
+            except AssertionError as err:
+                house = kwargs.get("compliance_warehouse")
+                if house is not None:
+                    suspects = [written_by(type(house.dialect), m) for m in methods]
+                    named = ", ".join(sorted(suspects, key=lambda suspect: "(inherited" in suspect))  # its own first
+                    err.add_note(f"{house.dialect.name}: this promise rests on the dialect's {named}")
+                raise
+        return checked
+    return decorate
+
+
 # The promises -----------------------------------------------------------------------------------------------
 
+@rests_on("claim", "claim_params", "store_answers", "update_from", "distinct_values", "upsert")
 def test_each_query_is_paid_once_and_a_rerun_pays_nothing(compliance_warehouse: ComplianceWarehouse,
                                                           compliance_account: ComplianceAccount) -> None:
     """Paid once, rerun 0: each distinct valid query paid once, every row an outcome,
@@ -215,12 +251,12 @@ def test_each_query_is_paid_once_and_a_rerun_pays_nothing(compliance_warehouse: 
     assert _claims_left(house) == 0
 
 
+@rests_on("claim", "claim_params", "lock_answers", "store_answers")
 def test_parallel_runs_pay_each_query_once(compliance_warehouse: ComplianceWarehouse,
                                            compliance_account: ComplianceAccount) -> None:
     """Four runs over ``where`` shards of one table at once pay each distinct query once, and leave no claim."""
     house, account = compliance_warehouse, compliance_account
-    if not house.concurrent_runs:
-        pytest.skip(f"{house.dialect.name} here takes no concurrent writers in one process")
+    needs(house, "concurrent_runs")
     from namelookup_emulator.sample import customer_rows
 
     rows = list(customer_rows(800, seed=21))
@@ -254,6 +290,7 @@ def test_parallel_runs_pay_each_query_once(compliance_warehouse: ComplianceWareh
     assert _claims_left(house) == 0
 
 
+@rests_on("store_answers", "update_from", "claim")
 def test_a_run_cut_midway_keeps_what_it_paid_for(compliance_warehouse: ComplianceWarehouse,
                                                  compliance_account: ComplianceAccount) -> None:
     """A run the service stops midway keeps every answer it paid for; the next run pays only for the rest."""
@@ -275,6 +312,7 @@ def test_a_run_cut_midway_keeps_what_it_paid_for(compliance_warehouse: Complianc
     assert _claims_left(house) == 0
 
 
+@rests_on("where_string", "user_sql", "distinct_values")
 def test_where_keeps_the_rows_it_means(compliance_warehouse: ComplianceWarehouse,
                                        compliance_account: ComplianceAccount) -> None:
     """A checked ``where`` (``%``, ``lower``, ``LIKE``, ``COALESCE``, ``IN``) keeps, on the
@@ -288,6 +326,7 @@ def test_where_keeps_the_rows_it_means(compliance_warehouse: ComplianceWarehouse
     assert summary["rows_read"] == 4
 
 
+@rests_on("claim", "timestamp", "store_answers")
 def test_max_age_looks_stale_answers_up_again(compliance_warehouse: ComplianceWarehouse,
                                               compliance_account: ComplianceAccount) -> None:
     """Answers older than ``max_age`` are looked up again (and priced anew); younger ones, and a
@@ -312,6 +351,7 @@ NARROW = [
 of one (``CHAR`` pads it; it is an invalid hint), an empty and a missing name."""
 
 
+@rests_on("create_like_source", "create_temp_as", "cast", "upsert")
 def test_narrow_and_non_text_columns_fill_and_rerun_free(compliance_warehouse: ComplianceWarehouse,
                                                          compliance_account: ComplianceAccount) -> None:
     """``VARCHAR(20)`` names and ``CHAR(2)`` countries, keyed by big integers (beyond 32 bits) and by
@@ -352,3 +392,50 @@ def _key_text(key: Any) -> str:
     if isinstance(key, bytes | bytearray) and len(key) == 16:
         return str(uuid.UUID(bytes=bytes(key)))
     return str(key).lower()
+
+
+# The statement budget ---------------------------------------------------------------------------------------
+
+FIRST_RUN_STATEMENTS = 25
+"""The most statements a first run may send (its distinct values fit one page), whatever its row count."""
+RERUN_STATEMENTS = 6
+"""The most statements a rerun over an unchanged table may send."""
+
+
+@rests_on("distinct_values", "create_temp_as", "claim", "store_answers", "upsert")
+def test_whole_runs_keep_the_statement_budget(compliance_warehouse: ComplianceWarehouse,
+                                              compliance_account: ComplianceAccount) -> None:
+    """On a cloud warehouse every statement costs: a first run sends at most
+    :data:`FIRST_RUN_STATEMENTS`, a rerun at most :data:`RERUN_STATEMENTS`, and ten times the rows
+    (of as many distinct names) send as many. Each size's first run creates its answers table, as a
+    warehouse's first run does."""
+    house, account = compliance_warehouse, compliance_account
+    account.set_credits(1_000)
+    sent: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+    shared = house.answers_table
+    try:
+        for rows in (100, 1_000):  # each size a first run: its own answers table, created by the run
+            house.answers_table = house.table_name("answers")
+            table = house.create_customers([(i, f"Name{i % 40:02d}", None) for i in range(1, rows + 1)])
+            sent[rows] = (enrich(house, account, table), enrich(house, account, table))
+    finally:
+        house.answers_table = shared
+    for rows, (first, rerun) in sent.items():
+        assert first["lookups"] == 40 and rerun["requests"] == 0, (rows, first, rerun)
+        assert first["statements"] <= FIRST_RUN_STATEMENTS, _over_budget(house, "first run", rows, first)
+        assert rerun["statements"] <= RERUN_STATEMENTS, _over_budget(house, "rerun", rows, rerun)
+    (small, _), (large, _) = sent[100], sent[1_000]
+    assert large["statements"] == small["statements"], (
+        f"{house.dialect.name}: a first run over 1,000 rows sent {large['statements']} statements, over 100 "
+        f"{small['statements']}; by method, 1,000 rows: {_by_method(large)}; 100 rows: {_by_method(small)}")
+
+
+def _over_budget(house: ComplianceWarehouse, run: str, rows: int, summary: dict[str, Any]) -> str:
+    budget = FIRST_RUN_STATEMENTS if run == "first run" else RERUN_STATEMENTS
+    return (f"{house.dialect.name}: a {run} over {rows} rows sent {summary['statements']} statements (budget "
+            f"{budget}); by the dialect method that built them: {_by_method(summary)}")
+
+
+def _by_method(summary: dict[str, Any]) -> str:
+    counts = sorted(summary["statements_by_method"].items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{method} x{count}" for method, count in counts)

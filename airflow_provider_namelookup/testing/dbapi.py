@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from airflow_provider_namelookup.testing.capabilities import Capabilities
 from airflow_provider_namelookup.warehouse.dialects import WarehouseDialect
 
 
@@ -87,17 +88,18 @@ class DbApiWarehouse:
     :param text_type: the SQL type of the source's wide text columns (``name``, ``country``).
     :param types: the warehouse's types for the suite's other column kinds where they are not
         :data:`STANDARD_TYPES`' (None: it has no such type; ``{"uuid": None}``, say).
-    :param concurrent_runs: runs in several threads of one process may write it at once.
+    :param capabilities: what it declares it can do (default: everything the suite asks); the tests
+        that need what it does not are skipped, naming the capability.
     """
 
     def __init__(self, connect: Callable[[], Any], dialect: type[WarehouseDialect], *, placeholder: str = "?",
                  quote: str = '"', text_type: str = "VARCHAR(200)", types: Mapping[str, str | None] | None = None,
-                 concurrent_runs: bool = True) -> None:
+                 capabilities: Capabilities | None = None) -> None:
         self.hook = DbApiConnectionHook(connect, placeholder=placeholder, quote=quote)
         self.dialect = dialect(self.hook)
         self.text_type = text_type
         self.types = {**STANDARD_TYPES, "text": text_type, **(types or {})}
-        self.concurrent_runs = concurrent_runs
+        self.capabilities = capabilities or Capabilities()
         self.answers_table = self.table_name("answers")
         self.kind = dialect.name
 

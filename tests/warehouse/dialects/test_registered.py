@@ -70,7 +70,7 @@ def test_a_registered_dialect_serves_its_engine_and_a_run_through_it_keeps_the_p
         db.executemany("INSERT INTO customers VALUES (?, ?, ?)", rows)
     db.close()
     account = ComplianceAccount(emulator, make_account(credits=100))
-    house = SimpleNamespace(hook=hook, dialect=None, answers_table="answers")  # the session picks the dialect
+    house = SimpleNamespace(hook=hook, dialect=dialect, answers_table="answers")
     first = enrich(house, account, "customers")  # type: ignore[arg-type]
     assert first["credits_used"] == 100 - account.remaining() == distinct_valid(rows) == 3
     target = dict(hook.get_records("SELECT customer_id, status FROM customers_gender"))
