@@ -55,25 +55,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Any
 
 from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.engine.asking import Asker
-from airflow_provider_namelookup.engine.budget import CreditBudget, InsufficientCreditsMode
+from airflow_provider_namelookup.engine.budget import CreditBudget
 from airflow_provider_namelookup.engine.claiming import Claimer
-from airflow_provider_namelookup.engine.finishing import Finisher, run_outcome
+from airflow_provider_namelookup.engine.finishing import Finisher
 from airflow_provider_namelookup.engine.invalid import InvalidValues
 from airflow_provider_namelookup.engine.ledger import Ledger, QueryState
+from airflow_provider_namelookup.engine.options import RunOptions
 from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.ports import (
     AnswerCache,
     LookupService,
     Question,
     QuestionSource,
-    Result,
-    RunOutcome,
     Sink,
     SourceValue,
     StatementCounts,
@@ -83,33 +81,6 @@ from airflow_provider_namelookup.engine.queues import HashQueue
 from airflow_provider_namelookup.engine.reading import PagePlanner
 from airflow_provider_namelookup.engine.spending import Spending
 from airflow_provider_namelookup.heap import older_objects_left_alone
-
-
-@dataclass
-class RunOptions:
-    """How one run may spend and how it reports.
-
-    :param max_credits: most credits the run may spend; None for no budget.
-    :param on_insufficient_credits: ``fail`` stops before spending anything when the need
-        exceeds what is available; ``partial`` spends what it may.
-    :param check_remaining_credits: read the account's remaining credits (a free call)
-        before spending.
-    :param plan_only: count the need; spend, create and write nothing.
-    :param progress_interval: seconds between progress lines.
-    :param poll_seconds: how often a run waiting for another run's claims looks again.
-    :param spent_earlier: what earlier executions covered by the same ``max_credits`` spent (the
-        earlier tries of the task instance in its DAG run, when ``max_credits_scope`` is
-        ``dag_run``): ``max_credits`` bounds them and this run together. Read once, when the
-        budget is decided; None: ``max_credits`` is this run's alone.
-    """
-
-    max_credits: int | None = None
-    on_insufficient_credits: InsufficientCreditsMode = "fail"
-    check_remaining_credits: bool = True
-    plan_only: bool = False
-    progress_interval: float = 15.0
-    poll_seconds: float = 1.0
-    spent_earlier: Callable[[], Awaitable[int]] | None = None
 
 
 class LookupRun:
@@ -318,14 +289,6 @@ class LookupRun:
         await self.cache.prepare(create=True)
         self._made = True
 
-    # Finishing --------------------------------------------------------------------------------------------
-    def outcome(self) -> RunOutcome:
-        """What the run learned, for its sink."""
-        return run_outcome(self.questions, self.ledger)
-
-    def paid_answers(self, answers: Mapping[str, Result]) -> dict[str, Result]:
-        """Those of ``answers`` (an answer cache's) this run paid for."""
-        return {h: answers[h] for h in self.ledger.hashes(QueryState.PAID) if h in answers}
 
 
 async def _then(first: Sequence[SourceValue] | None,

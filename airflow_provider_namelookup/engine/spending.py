@@ -14,13 +14,11 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from airflow_provider_namelookup.engine.budget import CreditBudget, InsufficientCreditsMode, decide_budget
+from airflow_provider_namelookup.engine.options import RunOptions
 from airflow_provider_namelookup.engine.ports import AnswerCache, LookupService, QuestionSource
-
-if TYPE_CHECKING:
-    from airflow_provider_namelookup.engine.run import RunOptions
 
 
 @dataclass

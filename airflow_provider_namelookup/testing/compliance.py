@@ -61,8 +61,8 @@ from typing import Any, Protocol
 import pytest
 
 from airflow_provider_namelookup.contract import LookupKind
+from airflow_provider_namelookup.engine.options import RunOptions
 from airflow_provider_namelookup.engine.plan import QueryRules, plan_name
-from airflow_provider_namelookup.engine.run import RunOptions
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.hooks.settings import ClientSettings
 from airflow_provider_namelookup.testing.capabilities import Capabilities, needs
