@@ -30,15 +30,6 @@ class Country:
     statistical_region: str
     continental_region: str
 
-    def as_origin_record(self, probability: float) -> dict[str, object]:
-        """The ``country_of_origin[]`` element the service returns for this country."""
-        return {
-            "country_name": self.name,
-            "country": self.code,
-            "probability": probability,
-            "continental_region": self.continental_region,
-            "statistical_region": self.statistical_region,
-        }
 
 
 def _build_countries() -> Mapping[str, Country]:

@@ -218,19 +218,6 @@ STATUS_CLASSES: dict[str, type[NameLookupError]] = {sid: cls for sid, (_, cls) i
 """Status identifier → the one exception class that represents it."""
 
 
-def make_error(status_id: str, detail: str, *, http_status: int | None = None,
-               field: str | None = None) -> NameLookupError:
-    """Build the exception for a known (or unknown) status identifier.
-
-    Unknown identifiers are classed by their HTTP code: 429 rate limited, 5xx server
-    error, 404 endpoint not found, 401/403 authentication, other codes the base class.
-    """
-    cls = STATUS_CLASSES.get(status_id) or _class_for_http(http_status)
-    if http_status is None:
-        http_status = STATUS_HTTP.get(status_id)
-    return cls(status_id, detail, http_status=http_status, field=field)
-
-
 def _class_for_http(http_status: int | None) -> type[NameLookupError]:
     if http_status is None:
         return NameLookupError
