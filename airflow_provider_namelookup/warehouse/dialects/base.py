@@ -61,7 +61,7 @@ __all__ = ["MUST_WRITE", "MUST_WRITE_WHEN", "BulkLoad", "DriverErrors", "Incompl
            "value_kinds"]
 
 MUST_WRITE: dict[str, str] = {
-    "name": "the engine's name, as its module is named (messages, the docs' table of warehouses)",
+    "name": "the engine's name (messages, the docs' table of warehouses; a built-in one's module is named after it)",
     "credit_promise": "how the engine's keys, locks or commits let exactly one of two runs claiming a query win it",
 }
 """What every dialect says of its engine in its class statement (``class MyDialect(WarehouseDialect,
