@@ -4,6 +4,8 @@ the engine name its hook reports, checked against the contract, and run."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import sqlite3
@@ -30,13 +32,15 @@ LITEHOUSE = ROOT / "tests" / "contrib" / "litehouse"
 PAGE = ROOT / "docs" / "adding-a-warehouse.md"
 
 
-def pip_install(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``source`` (a folder with a ``pyproject.toml``) pip-installed into a folder on ``sys.path`` for this test."""
+def pip_install(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``source`` (a folder with a ``pyproject.toml``) pip-installed into a folder on ``sys.path`` for this
+    test; that folder."""
     build, target = tmp_path / f"{source.name}-src", tmp_path / f"{source.name}-site"
     shutil.copytree(source, build)  # setuptools builds in the source folder
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
                     "--no-index", "--target", str(target), str(build)], check=True)
     monkeypatch.syspath_prepend(str(target))
+    return target
 
 
 def _forget(packages: set[str]) -> None:
@@ -47,8 +51,8 @@ def _forget(packages: set[str]) -> None:
 
 @pytest.fixture
 def litehouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    pip_install(LITEHOUSE, tmp_path, monkeypatch)
-    yield
+    """The litehouse package installed (for this test); the folder it is installed in."""
+    yield pip_install(LITEHOUSE, tmp_path, monkeypatch)
     _forget({"namelookup_litehouse"})
 
 
@@ -77,6 +81,52 @@ def test_a_registered_dialect_serves_its_engine_and_a_run_through_it_keeps_the_p
     assert target == {1: "ok", 2: "ok", 3: "ok", 4: "error", 5: "ok"}
     again = enrich(house, account, "customers")  # type: ignore[arg-type]
     assert (again["rows_unchanged"], again["requests"], again["credits_used"]) == (5, 0, 0)
+
+
+RUN_IN_A_FRESH_AIRFLOW = """
+import json, sys
+from pathlib import Path
+from airflow.sdk import BaseHook
+from airflow_provider_namelookup.warehouse.dialects import dialect_for
+from tests.support import load_dag
+
+handle = load_dag(Path(sys.argv[1]), sys.argv[2])
+run = handle.run()
+hook = BaseHook.get_connection("litehouse_warehouse").get_hook()
+print(json.dumps({"state": str(run.state), "summary": handle.xcom("enrich"), "hook": type(hook).__name__,
+                  "dialect": type(dialect_for(hook)).__module__}))
+"""
+"""A DAG run in an interpreter of its own: Airflow's providers manager reads the installed providers
+once a process, and this test's process may have read them before the package was installed."""
+
+
+def test_a_table_operator_on_a_connection_of_the_registered_engine_runs_through_its_dialect(
+        litehouse: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, namelookup: Any, write_dag: Any) -> None:
+    database = tmp_path / "litehouse.db"
+    with sqlite3.connect(database) as db:
+        db.execute("CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, name TEXT, country TEXT)")
+        db.executemany("INSERT INTO customers VALUES (?, ?, ?)",
+                       [(1, "Theresa", None), (2, "Andrea", "IT"), (3, "", None), (4, "theresa", None)])
+    db.close()
+    monkeypatch.setenv("AIRFLOW_CONN_LITEHOUSE_WAREHOUSE", json.dumps({"conn_type": "litehouse",
+                                                                       "host": str(database)}))
+    dag = write_dag("""
+        SqlGenderLookupOperator(task_id="enrich", conn_id="litehouse_warehouse", source_table="customers",
+                                key_column="customer_id", name_column="name")
+    """)
+    paths = [str(litehouse), str(ROOT), str(ROOT / "namelookup-emulator"), os.environ.get("PYTHONPATH", "")]
+    done = subprocess.run([sys.executable, "-c", RUN_IN_A_FRESH_AIRFLOW, str(dag.path), dag.dag_id],
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)}, capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ran = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (ran["hook"], ran["dialect"]) == ("LitehouseHook", "namelookup_litehouse.dialect")
+    assert ran["state"] == "success", done.stdout[-4000:]  # the task's log
+    assert ran["summary"]["credits_used"] == 100 - namelookup.remaining() == 2
+    with sqlite3.connect(database) as db:
+        target = dict(db.execute("SELECT customer_id, status FROM customers_gender").fetchall())
+    db.close()
+    assert target == {1: "ok", 2: "ok", 3: "error", 4: "ok"}
 
 
 def test_an_unknown_engine_is_refused_naming_the_registered_warehouses_too(litehouse: Any, tmp_path: Path) -> None:
