@@ -24,7 +24,9 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import importlib
+import sys
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
@@ -119,7 +121,14 @@ def registered() -> list[Warehouse]:
     those named after a built-in warehouse's engine, which the built-in one serves."""
     built_in = {engine for w in WAREHOUSES for engine in w.engines}
     return [Warehouse(point.name, (point.name,), point.dist.name if point.dist else point.value, entry_point=point)
-            for point in entry_points(group=ENTRY_POINT_GROUP) if point.name not in built_in]
+            for point in _entry_points(tuple(sys.path)) if point.name not in built_in]
+
+
+@functools.lru_cache(maxsize=4)
+def _entry_points(path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
+    """The group's entry points on ``path`` (``sys.path``): read once a path, as a scan of every
+    installed distribution takes tens of milliseconds and operators ask on every connection they read."""
+    return tuple(entry_points(group=ENTRY_POINT_GROUP))
 
 
 def _load(point: EntryPoint) -> type[WarehouseDialect]:
