@@ -63,7 +63,7 @@ def sqlite_hook(path: Path, conn_type: str) -> DbApiConnectionHook:
 def test_a_registered_dialect_serves_its_engine_and_a_run_through_it_keeps_the_promises(
         litehouse: Any, tmp_path: Path, emulator: Any, make_account: Any) -> None:
     hook = sqlite_hook(tmp_path / "warehouse.db", "litehouse")
-    assert [(w.name, w.provider) for w in registered()] == [("litehouse", "namelookup-litehouse")]
+    assert ("litehouse", "namelookup-litehouse") in [(w.name, w.provider) for w in registered()]
     assert "namelookup_litehouse" not in sys.modules  # listed, not imported, until a hook asks for it
     dialect = dialect_for(hook)
     assert (type(dialect).__module__, dialect.name) == ("namelookup_litehouse.dialect", "litehouse")
@@ -130,7 +130,7 @@ def test_a_table_operator_on_a_connection_of_the_registered_engine_runs_through_
 
 
 def test_an_unknown_engine_is_refused_naming_the_registered_warehouses_too(litehouse: Any, tmp_path: Path) -> None:
-    with pytest.raises(UnsupportedWarehouse, match=r"sqlite, .*mssql, litehouse warehouses.*'oracle'"):
+    with pytest.raises(UnsupportedWarehouse, match=r"sqlite, .*mssql, (.*, )?litehouse(, .*)? warehouses.*'oracle'"):
         dialect_for(sqlite_hook(tmp_path / "w.db", "oracle"))
 
 
