@@ -67,6 +67,7 @@ class SqlNameLookupErasureOperator(BaseSQLOperator):
         matched by their pseudonym, made with the key of ``pseudonymisation_conn_id``.
     :param pseudonymisation_conn_id: the Airflow connection whose password is the pseudonymisation key.
     :param database: the database (schema) to use instead of the connection's (templated).
+    :param hook_params: extra keyword arguments for the warehouse hook (templated).
     """
 
     template_fields: Sequence[str] = (*BaseSQLOperator.template_fields, "answers_table", "target_tables")
