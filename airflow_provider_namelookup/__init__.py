@@ -71,6 +71,7 @@ def get_provider_info() -> dict[str, Any]:
                     "/docs/operators/xcom.md",
                     "/docs/operators/evaluation.md",
                     "/docs/sensors/credits.md",
+                    "/docs/personal-data.md",
                 ],
                 "tags": ["service"],
             }

@@ -95,12 +95,18 @@ class SqlNameLookupErasureOperator(BaseSQLOperator):
             if isinstance(given, str | bytes) or not (callable(given) or isinstance(given, Sequence)):
                 raise ValueError(f"{argument} must be a list, or a callable of the context returning one; "
                                  f"got {type(given).__name__}")
-        if not callable(keys) and not callable(values):
-            self.request(list(keys), list(values))  # a mistake fails when the DAG is parsed
+        if not callable(keys) and not callable(values):  # a mistake fails when the DAG is parsed
+            self.request(list(keys), list(values), rendered=False)
 
-    def request(self, keys: Sequence[Any], values: Sequence[Any], key: bytes | None = None) -> Erasure:
-        """The erasure this task carries out (checked: errors name the argument and the rule, never a value)."""
-        return Erasure(answers_table=self.answers_table, target_tables=tuple(self.target_tables), keys=tuple(keys),
+    def request(self, keys: Sequence[Any], values: Sequence[Any], key: bytes | None = None, *,
+                rendered: bool = True) -> Erasure:
+        """The erasure this task carries out (checked: errors name the argument and the rule, never a
+        value); before rendering, a templated table name is checked once it is rendered."""
+        def table(name: str) -> str:
+            return name if rendered or "{{" not in name else "rendered_later"
+
+        return Erasure(answers_table=table(self.answers_table),
+                       target_tables=tuple(table(t) for t in self.target_tables), keys=tuple(keys),
                        values=tuple(values), name_kind=self.name_kind, key_column=self.key_column,
                        older_than=self.older_than, pseudonym_key=key)
 

@@ -20,9 +20,10 @@ keyed by the normalised query's hash. A query is paid for once per warehouse:
   been charged) **keeps** what they may have cost in one row of its own (``state='lost'``,
   ``credits``, ``answered_by``; its key ``lost:<run id>`` is no query's hash), so that the later
   tries of ``max_credits_scope="dag_run"`` count it (:meth:`AnswersTable.spent_earlier`).
-- an erased answer (:mod:`~airflow_provider_namelookup.warehouse.erasure`) leaves a tombstone (``state='erased'``, the erasure's time in
-  ``lease_expires``): a run that started before the erasure takes it for answered elsewhere (it
-  asks nothing and fills no row from it), a run that started after claims it as a new question.
+- an erased answer (:mod:`~airflow_provider_namelookup.warehouse.erasure`) leaves a tombstone
+  (``state='erased'``, the erasure's time in ``lease_expires``): a run that started before the
+  erasure takes it for answered elsewhere (it asks nothing and fills no row from it), a run that
+  started after claims it as a new question.
 - with ``expire_before`` (the table operators' ``retention``), a run first deletes the answers
   stored before it, and the tombstones older than a day.
 
