@@ -204,15 +204,13 @@ def _rows_of(session: WarehouseSession, target: str, request: Erasure) -> tuple[
     keys: set[Any] = set()
     hashes: set[str] = set()
     for part in _parts(list(request.keys), d.tuning.max_in_list):
-        found = session.fetchall(f"SELECT {key}, query_hash FROM {target} WHERE {key} IN ({d.marks(len(part))})",
-                                 part)
+        found = session.fetchall(d.rows_of_keys(target, key, len(part)), part)
         keys |= {r[0] for r in found}
         hashes |= {r[1] for r in found if r[1]}
     if request.values and SOURCE_NAME in present:
         wanted = request.wanted()
-        last = SOURCE_LAST_NAME if SOURCE_LAST_NAME in present else "NULL"
-        for row_key, name, last_name, query_hash in session.fetchall(
-                f"SELECT {key}, {SOURCE_NAME}, {last}, query_hash FROM {target} WHERE {SOURCE_NAME} IS NOT NULL"):
+        last = SOURCE_LAST_NAME if SOURCE_LAST_NAME in present else None
+        for row_key, name, last_name, query_hash in session.fetchall(d.rows_with_values(target, key, last)):
             said = {request.normalised(name)}
             if isinstance(name, str) and isinstance(last_name, str) and last_name.strip():
                 said.add(request.normalised(f"{name} {last_name}"))
@@ -232,8 +230,7 @@ def _answers_by_value(session: WarehouseSession, answers: str, request: Erasure)
         return set()
     wanted = request.wanted()
     found: set[str] = set()
-    for query_hash, first, last in session.fetchall(
-            f"SELECT query_hash, first_name, last_name FROM {answers} WHERE first_name IS NOT NULL"):
+    for query_hash, first, last in session.fetchall(session.dialect.echoed_names(answers)):
         if request.name_kind == "first_name":
             said = request.normalised(first) if not last else None
         else:

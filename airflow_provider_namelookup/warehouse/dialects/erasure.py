@@ -28,11 +28,25 @@ TOMBSTONE_SECONDS = 86_400.0
 class ErasureStatements(Spelling):
     """The statements of erasure and retention (see the module docstring)."""
 
-    def hashes_of_keys(self, target: str, key: str, count: int) -> str:
-        """The query hashes of a target's rows with one of ``count`` keys.
+    def rows_of_keys(self, target: str, key: str, count: int) -> str:
+        """The keys and query hashes of a target's rows with one of ``count`` keys.
 
-        Example: ``SELECT query_hash FROM "customers_gender" WHERE "id" IN (?, ?)``."""
-        return f"SELECT query_hash FROM {target} WHERE {key} IN ({self.marks(count)}) AND query_hash IS NOT NULL"
+        Example: ``SELECT "id", query_hash FROM "customers_gender" WHERE "id" IN (?, ?)``."""
+        return f"SELECT {key}, query_hash FROM {target} WHERE {key} IN ({self.marks(count)})"
+
+    def rows_with_values(self, target: str, key: str, last_name: str | None) -> str:
+        """Each target row's key, the values it was enriched from and its query hash (the rows with a
+        value; ``last_name`` None: the target has no last name column).
+
+        Example: ``SELECT "id", source_name, source_last_name, query_hash FROM "t" WHERE source_name IS NOT NULL``."""
+        return (f"SELECT {key}, source_name, {last_name or 'NULL'}, query_hash FROM {target} "
+                f"WHERE source_name IS NOT NULL")
+
+    def echoed_names(self, answers: str) -> str:
+        """Each answer's hash and the names the service echoed (the answers that hold a first name).
+
+        Example: ``SELECT query_hash, first_name, last_name FROM "namelookup_answers" WHERE first_name IS NOT NULL``."""
+        return f"SELECT query_hash, first_name, last_name FROM {answers} WHERE first_name IS NOT NULL"
 
     def delete_where_in(self, table: str, column: str, count: int) -> str:
         """Delete the rows whose ``column`` is one of ``count`` values.
