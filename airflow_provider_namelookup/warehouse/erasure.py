@@ -89,7 +89,8 @@ class Erasure:
     :param values: values they were looked up by (``name_kind``).
     :param name_kind: what the values are: ``first_name``, ``full_name`` or ``email``.
     :param key_column: the targets' key column (the source's key).
-    :param older_than: also delete answers stored longer ago than this (retention).
+    :param older_than: also delete answers stored longer ago than this (retention: a ``timedelta``,
+        seconds or an ISO-8601 duration, see :func:`period`).
     :param pseudonym_key: the key of pseudonymised tables: their value columns hold pseudonyms.
     """
 
@@ -99,10 +100,11 @@ class Erasure:
     values: tuple[str, ...] = ()
     name_kind: str = "first_name"
     key_column: str | None = None
-    older_than: timedelta | None = None
+    older_than: timedelta | float | str | None = None
     pseudonym_key: bytes | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "older_than", period(self.older_than, "older_than"))
         check_identifier(self.answers_table, "answers_table", qualified=True)
         for table in self.target_tables:
             check_identifier(table, "target_tables", qualified=True)
@@ -179,7 +181,7 @@ def erase(session: WarehouseSession, request: Erasure) -> ErasureCounts:
         counts.answers_erased = _tombstone(session, answers, sorted(hashes))
         for table, keys in rows.items():
             counts.target_rows[table] = _delete(session, d.quote(table), d.quote(request.key_column or ""), keys)
-    if request.older_than is not None:
+    if isinstance(request.older_than, timedelta):
         counts.answers_expired = max(session.execute(d.delete_answers_before(answers),
                                                      [time.time() - request.older_than.total_seconds(), 0.0]), 0)
     counts.tombstones_removed = max(session.execute(d.delete_answers_before(answers),
