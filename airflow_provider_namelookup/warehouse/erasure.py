@@ -96,8 +96,8 @@ class Erasure:
 
     answers_table: str
     target_tables: tuple[str, ...] = ()
-    keys: tuple[Any, ...] = ()
-    values: tuple[str, ...] = ()
+    keys: tuple[Any, ...] = field(default=(), repr=False)
+    values: tuple[str, ...] = field(default=(), repr=False)
     name_kind: str = "first_name"
     key_column: str | None = None
     older_than: timedelta | float | str | None = None

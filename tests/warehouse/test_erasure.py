@@ -98,6 +98,12 @@ def test_a_bad_period_names_the_argument_and_the_rule(given: Any) -> None:
         period(given, "older_than")
 
 
+def test_a_request_shows_no_key_or_value() -> None:
+    request = Erasure(answers_table="a", target_tables=("t",), key_column="id", keys=(4711,), values=("anna",),
+                      pseudonym_key=KEY)
+    assert "4711" not in repr(request) and "anna" not in repr(request) and "key of the test" not in repr(request)
+
+
 def test_a_pseudonym_is_of_the_normalised_value_and_needs_the_key() -> None:
     assert pseudonym(KEY, "  Anna\u00a0 Smith ") == pseudonym(KEY, "anna smith") != pseudonym(b"other", "anna smith")
     assert len(pseudonym(KEY, "anna")) == 64
