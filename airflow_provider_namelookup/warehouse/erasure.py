@@ -170,8 +170,8 @@ def erase(session: WarehouseSession, request: Erasure) -> ErasureCounts:
     counts = ErasureCounts(keys_asked=len(request.keys), values_asked=len(request.values))
     rows: dict[str, set[Any]] = {}
     hashes: set[str] = set()
+    _require(session, answers, "answers_table", request.answers_table)
     if request.keys or request.values:
-        _require(session, answers, "answers_table", request.answers_table)
         for table in request.target_tables:
             quoted = d.quote(table)
             _require(session, quoted, "target_tables", table)
@@ -182,12 +182,20 @@ def erase(session: WarehouseSession, request: Erasure) -> ErasureCounts:
         for table, keys in rows.items():
             counts.target_rows[table] = _delete(session, d.quote(table), d.quote(request.key_column or ""), keys)
     if isinstance(request.older_than, timedelta):
-        counts.answers_expired = max(session.execute(d.delete_answers_before(answers),
-                                                     [time.time() - request.older_than.total_seconds(), 0.0]), 0)
-    counts.tombstones_removed = max(session.execute(d.delete_answers_before(answers),
-                                                    [0.0, time.time() - TOMBSTONE_SECONDS]), 0)
-    session.commit()
+        counts.answers_expired = _delete_before(session, answers, [time.time() - request.older_than.total_seconds(),
+                                                                   0.0])
+    counts.tombstones_removed = _delete_before(session, answers, [0.0, time.time() - TOMBSTONE_SECONDS])
     return counts
+
+
+def _delete_before(session: WarehouseSession, answers: str, params: list[float]) -> int:
+    """Delete what :meth:`~.dialects.erasure.ErasureStatements.delete_answers_before` selects; how many
+    rows: the ``DELETE``'s row count, or where the engine reports none (Spark), the count read before it."""
+    d = session.dialect
+    before = int(session.fetchall(d.delete_answers_before(answers, count=True), params, commit=False)[0][0] or 0)
+    deleted = session.execute(d.delete_answers_before(answers), params)
+    session.commit()
+    return deleted if deleted >= 0 else before
 
 
 def _require(session: WarehouseSession, quoted: str, argument: str, name: str) -> None:

@@ -80,9 +80,11 @@ class ErasureStatements(Spelling):
         return (f"DELETE FROM {target} WHERE enriched_at = {stamp} AND query_hash IN (SELECT query_hash FROM {answers} "
                 f"WHERE state = '{STATE_ERASED}' AND lease_expires >= {self.placeholder})")
 
-    def delete_answers_before(self, answers: str) -> str:
+    def delete_answers_before(self, answers: str, *, count: bool = False) -> str:
         """Delete answers (and the lost answers' rows) stored before a time, and tombstones before
-        another (both bound); claims in flight are left alone."""
+        another (both bound); claims in flight are left alone. ``count``: count those rows instead
+        (for engines whose ``DELETE`` reports no row count)."""
         p = self.placeholder
-        return (f"DELETE FROM {answers} WHERE (state IN ('answered', 'lost') AND answered_at < {p}) "
+        action = "SELECT COUNT(*) FROM" if count else "DELETE FROM"
+        return (f"{action} {answers} WHERE (state IN ('answered', 'lost') AND answered_at < {p}) "
                 f"OR (state = '{STATE_ERASED}' AND lease_expires < {p})")

@@ -25,7 +25,7 @@ def _statements(dialect: WarehouseDialect) -> list[str]:
             dialect.delete_where_in(target, key, 2),
             dialect.erase_answers(answers, [c.name for c in ANSWER_RESULTS], 2),
             dialect.existing_hashes(answers, 2), dialect.insert_tombstone(answers),
-            dialect.delete_answers_before(answers),
+            dialect.delete_answers_before(answers), dialect.delete_answers_before(answers, count=True),
             dialect.delete_erased_rows(target, answers, dialect.literal(dialect.timestamp(datetime.now(UTC))))]
 
 
