@@ -115,3 +115,29 @@ def test_a_missing_pseudonymisation_key_says_how_to_make_one() -> None:
     set_connection("namelookup_pseudonymisation_empty", {"conn_type": "generic"})
     with pytest.raises(ValueError, match="holds no key: set its password to a long random secret"):
         pseudonymisation_key("namelookup_pseudonymisation_empty")
+
+
+def test_a_row_filled_from_an_answer_read_before_its_erasure_is_deleted_after_the_fill(
+        sqlite_warehouse: Any, emulator: Any, make_account: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The erasure comes between a run's snapshot of the answers (the resolved map) and its fill: the
+    fill writes the person's new row from the snapshot, and the run deletes it at once."""
+    from airflow_provider_namelookup.testing.compliance import ComplianceAccount, enrich, erase_people
+    from airflow_provider_namelookup.warehouse.valuemap import ValueMap
+
+    house, account = sqlite_warehouse, ComplianceAccount(emulator, make_account(credits=100))
+    table = house.create_customers([(1, "Theresa", None), (2, "John", None)])
+    enrich(house, account, table)
+    house.insert(table, [(3, "theresa", None)])  # the person's new row: answered from the answers table
+    resolve = ValueMap.resolve
+    erased: list[ErasureCounts] = []
+
+    def resolve_then_erase(self: ValueMap, *args: Any, **kwargs: Any) -> None:
+        resolve(self, *args, **kwargs)
+        erased.append(erase_people(house, table, keys=(1,), values=("Theresa",)))
+
+    monkeypatch.setattr(ValueMap, "resolve", resolve_then_erase)
+    summary = enrich(house, account, table)
+    monkeypatch.setattr(ValueMap, "resolve", resolve)
+    assert summary["rows_enriched"] == 1 and erased[0].answers_erased == 1  # row 3 was written, then deleted
+    assert [r[0] for r in house.rows(f"SELECT customer_id FROM {table}_gender")] == [2]
+    assert enrich(house, account, table)["lookups"] == 1 and 100 - account.remaining() == 3
