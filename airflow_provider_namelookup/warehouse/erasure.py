@@ -190,12 +190,13 @@ def erase(session: WarehouseSession, request: Erasure) -> ErasureCounts:
 
 def _delete_before(session: WarehouseSession, answers: str, params: list[float]) -> int:
     """Delete what :meth:`~.dialects.erasure.ErasureStatements.delete_answers_before` selects; how many
-    rows: the ``DELETE``'s row count, or where the engine reports none (Spark), the count read before it."""
+    rows, counted before (a ``DELETE``'s row count is not one on every engine: Spark's says 0). Rows that
+    match cannot appear in between: answers and tombstones are written with the time they are written."""
     d = session.dialect
     before = int(session.fetchall(d.delete_answers_before(answers, count=True), params, commit=False)[0][0] or 0)
-    deleted = session.execute(d.delete_answers_before(answers), params)
+    session.execute(d.delete_answers_before(answers), params)
     session.commit()
-    return deleted if deleted >= 0 else before
+    return before
 
 
 def _require(session: WarehouseSession, quoted: str, argument: str, name: str) -> None:
