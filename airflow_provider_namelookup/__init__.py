@@ -54,7 +54,8 @@ def get_provider_info() -> dict[str, Any]:
         "operators": [{"integration-name": integration,
                        "python-modules": ["airflow_provider_namelookup.operators.xcom",
                                           "airflow_provider_namelookup.operators.warehouse",
-                                          "airflow_provider_namelookup.operators.evaluation"]}],
+                                          "airflow_provider_namelookup.operators.evaluation",
+                                          "airflow_provider_namelookup.operators.erasure"]}],
         "sensors": [{"integration-name": integration,
                      "python-modules": ["airflow_provider_namelookup.sensors.credits"]}],
         "triggers": [{"integration-name": integration,
@@ -70,6 +71,7 @@ def get_provider_info() -> dict[str, Any]:
                     "/docs/operators/xcom.md",
                     "/docs/operators/evaluation.md",
                     "/docs/sensors/credits.md",
+                    "/docs/personal-data.md",
                 ],
                 "tags": ["service"],
             }

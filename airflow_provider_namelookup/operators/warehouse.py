@@ -51,6 +51,7 @@ from airflow_provider_namelookup.usage.recorder import records_usage
 from airflow_provider_namelookup.warehouse import DEFAULT_ANSWERS_TABLE, TableRunSpec, spender_of, table_run
 from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError
 from airflow_provider_namelookup.warehouse.dialects import UnsupportedWarehouse
+from airflow_provider_namelookup.warehouse.erasure import period
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from airflow_provider_namelookup.warehouse.source import TableSource
@@ -91,6 +92,9 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         run that uses it); default ``[namelookup] answers_table`` or ``namelookup_answers``.
     :param max_age: answers older than this (a ``timedelta`` or seconds) are looked up again,
         and rows enriched before it are rewritten; default: answers never expire.
+    :param retention: answers stored in ``answers_table`` longer ago than this (a ``timedelta``, seconds or
+        an ISO-8601 duration such as ``"P90D"``) are deleted when the run starts, whichever run stored
+        them; default: kept until erased (:class:`SqlNameLookupErasureOperator`).
     :param lease_seconds: how long a claim on a query holds unrenewed: a task that dies
         blocks the others' work on its queries for at most this long.
     :param page_size: distinct values read from the warehouse at a time.
@@ -116,6 +120,7 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
                  country_column: str | None = None, last_name_column: str | None = None,
                  where: str | None = None, target_table: str | None = None,
                  answers_table: str | None = None, max_age: timedelta | float | None = None,
+                 retention: timedelta | float | str | None = None,
                  lease_seconds: float = 60.0, page_size: int = 10_000, progress_interval: float = 15.0,
                  plan_only: bool = False, max_credits_scope: str = "try", **kwargs: Any) -> None:
         if conn_id and sql_conn_id and conn_id != sql_conn_id:
@@ -154,6 +159,7 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         self.target_table = target_table
         self.answers_table = answers_table
         self.max_age = max_age
+        self.retention = period(retention, "retention")
         self.lease_seconds = lease_seconds
         self.page_size = page_size
         self.progress_interval = progress_interval
@@ -199,7 +205,8 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         return TableRunSpec(source=source, target=self.target_name,
                             answers=self.answers_table or default_answers_table(), rules=self.query_rules(),
                             page_size=self.page_size, max_age=self.max_age, lease_seconds=self.lease_seconds,
-                            spender=spender, max_credits_covers_earlier_tries=self.max_credits_scope == "dag_run")
+                            spender=spender, max_credits_covers_earlier_tries=self.max_credits_scope == "dag_run",
+                            retention=self.retention)
 
     @leaves_older_objects_alone
     @records_usage

@@ -14,6 +14,12 @@ tables:
   paid for; the next run pays only for the rest;
 - **where**: a checked filter keeps, on the warehouse, the rows it means;
 - **max_age**: answers older than ``max_age`` are looked up again, younger ones are not;
+- **erasure**: people erased by key and by value leave their targets and the answers table, and
+  nothing else does; erasing them again removes nothing; the next run pays only for them again;
+- **erasure beside a run in flight**: what an erasure removes while a run is between its claim and
+  its store does not come back from that run;
+- **retention**: answers older than a run's ``retention`` (or the erasure's ``older_than``) are
+  deleted, younger ones kept;
 - **narrow and non-text columns**: ``VARCHAR(20)`` names, ``CHAR(2)`` countries, big-integer and
   (where the warehouse has the type) UUID keys fill every row, and a rerun pays nothing (integer
   keys and wide text columns are every other promise's tables);
@@ -67,13 +73,15 @@ from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.hooks.settings import ClientSettings
 from airflow_provider_namelookup.testing.capabilities import Capabilities, needs
 from airflow_provider_namelookup.testing.trace import DialectTrace, TracedSession, written_by
-from airflow_provider_namelookup.warehouse import TableRunSpec, TableSource, table_run
+from airflow_provider_namelookup.warehouse import TableRunSpec, TableSource, WarehouseSession, table_run
+from airflow_provider_namelookup.warehouse.erasure import Erasure, ErasureCounts, erase
 
-__all__ = ["Capabilities", "ComplianceWarehouse", "compliance_account", "compliance_emulator", "enrich",
+__all__ = ["Capabilities", "ComplianceWarehouse", "compliance_account", "compliance_emulator", "enrich", "erase_people",
            "test_a_run_cut_midway_keeps_what_it_paid_for", "test_each_query_is_paid_once_and_a_rerun_pays_nothing",
+           "test_erasure_beside_a_run_in_flight_holds", "test_erasure_removes_the_people_and_nothing_else",
            "test_max_age_looks_stale_answers_up_again", "test_narrow_and_non_text_columns_fill_and_rerun_free",
-           "test_parallel_runs_pay_each_query_once", "test_where_keeps_the_rows_it_means",
-           "test_whole_runs_keep_the_statement_budget"]
+           "test_parallel_runs_pay_each_query_once", "test_retention_deletes_old_answers_only",
+           "test_where_keeps_the_rows_it_means", "test_whole_runs_keep_the_statement_budget"]
 
 _log = logging.getLogger("airflow_provider_namelookup.compliance")
 
@@ -160,7 +168,7 @@ def compliance_account(compliance_emulator: Any) -> Iterator[ComplianceAccount]:
 
 def enrich(house: ComplianceWarehouse, account: ComplianceAccount, table: str, *, where: str | None = None,
            target: str | None = None, max_age: timedelta | None = None, lookup: LookupKind = LookupKind.GENDER,
-           **options: Any) -> dict[str, Any]:
+           retention: timedelta | None = None, **options: Any) -> dict[str, Any]:
     """One whole run of the engine over ``table`` (key ``customer_id``, name ``name``, country
     ``country``) into ``target`` (default ``<table>_gender``); its summary, with the statements sent by
     the dialect method that built them (``statements_by_method``)."""
@@ -170,7 +178,8 @@ def enrich(house: ComplianceWarehouse, account: ComplianceAccount, table: str, *
         source = TableSource(session.dialect, table=table, key_column="customer_id", name_column="name",
                              country_column="country" if lookup.takes_hints else None, where=where)
         job = TableRunSpec(source=source, target=target or f"{table}_gender", answers=house.answers_table,
-                           rules=QueryRules(lookup), max_age=max_age, page_size=options.pop("page_size", 10_000))
+                           rules=QueryRules(lookup), max_age=max_age, page_size=options.pop("page_size", 10_000),
+                           retention=retention)
 
         async def run() -> dict[str, Any]:
             async with NameLookupAsyncHook(settings=account.settings(),
@@ -181,6 +190,22 @@ def enrich(house: ComplianceWarehouse, account: ComplianceAccount, table: str, *
         return asyncio.run(run())
     finally:
         session.shutdown()
+
+
+def erase_people(house: ComplianceWarehouse, table: str, **request: Any) -> ErasureCounts:
+    """Erase people from ``<table>_gender`` (key ``customer_id``) and the suite's answers table."""
+    session = WarehouseSession(house.hook, house.dialect)
+    try:
+        erasure = Erasure(answers_table=house.answers_table, target_tables=(f"{table}_gender",),
+                          key_column="customer_id", **request)
+        return asyncio.run(session.run(erase, session, erasure))
+    finally:
+        session.shutdown()
+
+
+def _answers(house: ComplianceWarehouse) -> dict[str, tuple[Any, ...]]:
+    """``query_hash -> (state, first_name)`` of the suite's answers table."""
+    return {r[0]: (r[1], r[2]) for r in house.rows(f"SELECT query_hash, state, first_name FROM {house.answers_table}")}
 
 
 def distinct_valid(rows: list[tuple[Any, ...]]) -> int:
@@ -341,6 +366,106 @@ def test_max_age_looks_stale_answers_up_again(compliance_warehouse: ComplianceWa
     assert 100 - account.remaining() == 4
     assert sum(r[2] for r in _target(house, f"{table}_gender").values()) == 2  # the fresh answers' prices
     assert enrich(house, account, table)["lookups"] == 0  # without max_age nothing expires
+
+
+ERASABLE = [
+    (1, "Theresa", None), (2, "Andrea", "IT"), (3, "John", "US"), (4, "Giulia", None), (5, "Sven", "SE"),
+    (6, "giulia ", "IT"), (7, "Andrea", "DE"),
+]
+"""Two people erased by key (1, 2), one by value (Giulia, asked with two hints: 4, 6), and the rest."""
+
+
+def test_erasure_removes_the_people_and_nothing_else(compliance_warehouse: ComplianceWarehouse,
+                                                     compliance_account: ComplianceAccount) -> None:
+    """Erasing two people by key and one by value (whatever hints their queries carried) removes their
+    target rows and their answers, and nothing else; a second erasure removes nothing; the next run
+    pays again only for their questions."""
+    house, account = compliance_warehouse, compliance_account
+    table = house.create_customers(ERASABLE)
+    enrich(house, account, table)
+    before = _target(house, f"{table}_gender")
+    answers_before = _answers(house)
+    erased_hashes = {before[k][3] for k in (1, 2, 4, 6)}
+    assert len(erased_hashes) == 4 and 100 - account.remaining() == 7
+
+    counts = erase_people(house, table, keys=(1, 2), values=("GIULIA",)).as_dict()
+    assert (counts["target_rows_erased"], counts["answers_erased"]) == (4, 4)
+    after = _target(house, f"{table}_gender")
+    assert after == {k: r for k, r in before.items() if k not in (1, 2, 4, 6)}  # nothing else
+    answers = _answers(house)
+    assert {h for h, (state, _) in answers.items() if state == "erased"} == erased_hashes
+    assert all(first is None for h, (_, first) in answers.items() if h in erased_hashes)
+    assert {h: a for h, a in answers.items() if h not in erased_hashes} == \
+        {h: a for h, a in answers_before.items() if h not in erased_hashes}
+
+    again = erase_people(house, table, keys=(1, 2), values=("Giulia",)).as_dict()
+    assert (again["target_rows_erased"], again["answers_erased"]) == (0, 0)  # idempotent
+
+    paid = 100 - account.remaining()
+    rerun = enrich(house, account, table)
+    assert rerun["lookups"] == 4 == 100 - account.remaining() - paid  # only the erased questions again
+    assert sorted(_target(house, f"{table}_gender")) == [r[0] for r in ERASABLE]
+    assert _claims_left(house) == 0
+
+
+def test_erasure_beside_a_run_in_flight_holds(compliance_warehouse: ComplianceWarehouse,
+                                              compliance_account: ComplianceAccount) -> None:
+    """A run that holds a claim (its request in flight: it refreshes stale answers under ``max_age``) when
+    a person is erased neither stores their answer again nor writes their rows back, not even a row of
+    theirs it reads from the answers table; a run that starts after the erasure looks them up again."""
+    house, account = compliance_warehouse, compliance_account
+    if not house.concurrent_runs:
+        pytest.skip(f"{house.dialect.name} here takes no concurrent writers in one process")
+    table = house.create_customers([(1, "Theresa", None), (2, "John", None)])
+    enrich(house, account, table)
+    house.insert(table, [(3, "theresa", None)])  # a new row of the person, answered from the cache
+    time.sleep(1.2)
+    account.emulator.set_faults(latency_ms=1500)
+    errors: list[BaseException] = []
+
+    def in_flight() -> None:
+        try:
+            enrich(house, account, table, max_age=timedelta(seconds=1), check_remaining_credits=False)
+        except BaseException as err:  # handed to the test's thread
+            errors.append(err)
+
+    run = threading.Thread(target=in_flight)
+    run.start()
+    deadline = time.monotonic() + 20
+    while not any(state == "claimed" for state, _ in _answers(house).values()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    counts = erase_people(house, table, keys=(1,), values=("Theresa",))
+    run.join(60)
+    account.emulator.set_faults()
+    assert not errors, errors[0]
+    assert counts.answers_erased == 1
+    assert sorted(_target(house, f"{table}_gender")) == [2]  # rows 1 and 3 did not come back
+    assert [a for a in _answers(house).values() if a[0] == "answered"] == [("answered", "John")]
+
+    paid = 100 - account.remaining()
+    assert enrich(house, account, table)["lookups"] == 1 == 100 - account.remaining() - paid
+    assert sorted(_target(house, f"{table}_gender")) == [1, 2, 3]
+
+
+def test_retention_deletes_old_answers_only(compliance_warehouse: ComplianceWarehouse,
+                                            compliance_account: ComplianceAccount) -> None:
+    """A run's ``retention`` deletes, when it starts, the answers stored longer ago (whichever run stored
+    them), and the erasure's ``older_than`` does the same on its own; younger answers stay and cost
+    nothing again."""
+    house, account = compliance_warehouse, compliance_account
+    old = house.create_customers([(1, "Anna", None), (2, "Ben", None)])
+    enrich(house, account, old)
+    time.sleep(1.2)
+    young = house.create_customers([(1, "Carla", None), (2, "anna", None)])
+    assert enrich(house, account, young, retention=timedelta(seconds=1))["lookups"] == 2  # Anna's was deleted
+    assert sorted(first for state, first in _answers(house).values() if state == "answered") == ["Anna", "Carla"]
+    assert enrich(house, account, young, retention=timedelta(hours=1))["lookups"] == 0  # young answers are kept
+
+    time.sleep(1.2)
+    counts = erase_people(house, young, older_than=timedelta(seconds=1))
+    assert (counts.answers_expired, counts.target_rows) == (2, {})
+    assert not [a for a in _answers(house).values() if a[0] == "answered"]
+    assert 100 - account.remaining() == 4
 
 
 NARROW = [

@@ -55,6 +55,8 @@ class TableRunSpec:
         :func:`spender_of`), written after this run's id in the answers it stores.
     :param max_credits_covers_earlier_tries: ``max_credits`` bounds what every execution with this
         ``spender`` stored, this one included (``max_credits_scope="dag_run"``).
+    :param retention: answers stored longer ago than this are deleted from the answers table when the
+        run starts; None: kept until erased.
     """
 
     source: TableSource
@@ -67,6 +69,7 @@ class TableRunSpec:
     claim_chunk: int = CLAIM_CHUNK
     spender: str = ""
     max_credits_covers_earlier_tries: bool = False
+    retention: timedelta | None = None
 
 
 def spender_of(dag_id: str, run_id: str, task_id: str, map_index: int) -> str:
@@ -99,12 +102,14 @@ def table_run(session: WarehouseSession, job: TableRunSpec, service: LookupServi
     answers = AnswersTable(session, job.answers, value_map, lookup=job.rules.lookup, paid_for=job.target,
                            owner=uuid.uuid4().hex + job.spender, lease_seconds=job.lease_seconds,
                            stale_before=stale_answers,
-                           plan_only=options.plan_only, claim_chunk=job.claim_chunk)
+                           plan_only=options.plan_only, claim_chunk=job.claim_chunk,
+                           expire_before=(now - job.retention).timestamp() if job.retention else None)
     if job.max_credits_covers_earlier_tries and job.spender:
         options = replace(options, spent_earlier=answers.spent_earlier)
     first_row = FirstRow()
     target = TargetTable(session, job.target, job.source, value_map, answers.quoted, job.rules,
-                         stamp=dialect.timestamp(now), stale_rows_before=stale_rows, first_row=first_row, log=log)
+                         stamp=dialect.timestamp(now), stale_rows_before=stale_rows, first_row=first_row, log=log,
+                         erased_since=answers.started)
     questions = TableQuestions(session, job.source, job.rules, target, page_size=job.page_size,
                                stale_rows_before=stale_rows, first_row=first_row)
     return LookupRun(job.rules, questions, answers, target, service, log, options,

@@ -20,6 +20,12 @@ keyed by the normalised query's hash. A query is paid for once per warehouse:
   been charged) **keeps** what they may have cost in one row of its own (``state='lost'``,
   ``credits``, ``answered_by``; its key ``lost:<run id>`` is no query's hash), so that the later
   tries of ``max_credits_scope="dag_run"`` count it (:meth:`AnswersTable.spent_earlier`).
+- an erased answer (:mod:`~airflow_provider_namelookup.warehouse.erasure`) leaves a tombstone
+  (``state='erased'``, the erasure's time in ``lease_expires``): a run that started before the
+  erasure takes it for answered elsewhere (it asks nothing and fills no row from it), a run that
+  started after claims it as a new question.
+- with ``expire_before`` (the table operators' ``retention``), a run first deletes the answers
+  stored before it, and the tombstones older than a day.
 
 The statements are the dialect's (:mod:`~airflow_provider_namelookup.warehouse.dialects`);
 a claim costs two statements per chunk of :data:`CLAIM_CHUNK` questions whatever the rows.
@@ -45,6 +51,7 @@ from typing import Any
 
 from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.engine.ports import ClaimOutcome, Question, Result
+from airflow_provider_namelookup.warehouse.dialects.erasure import STATE_ERASED, TOMBSTONE_SECONDS
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.incoming import IncomingAnswers
 from airflow_provider_namelookup.warehouse.schema import (
@@ -89,12 +96,20 @@ class AnswersTable:
     :param lease_seconds: how long a claim holds without renewal.
     :param stale_before: with ``max_age``: answers older than this UNIX time are asked again.
     :param plan_only: read only; create nothing (no map: hashes are looked up by value).
+    :param expire_before: with ``retention``: answers stored before this UNIX time are deleted when the
+        run prepares the table.
     """
 
     def __init__(self, session: WarehouseSession, name: str, value_map: ValueMap, *, lookup: LookupKind,
                  paid_for: str, owner: str, lease_seconds: float, stale_before: float | None = None,
-                 plan_only: bool = False, claim_chunk: int = CLAIM_CHUNK) -> None:
+                 plan_only: bool = False, claim_chunk: int = CLAIM_CHUNK,
+                 expire_before: float | None = None) -> None:
         self.session = session
+        self.started = time.time()
+        """When the run began: answers erased after it are not this run's to bring back."""
+        self.expire_before = expire_before
+        self.expired: int | None = None
+        """Answers the run's retention deleted (None: none was applied)."""
         self.name = check_identifier(name, "answers_table", qualified=True)
         self.quoted = session.dialect.quote(self.name)
         self.map = value_map
@@ -167,9 +182,20 @@ class AnswersTable:
     # Table ----------------------------------------------------------------------------------------------
     async def prepare(self, *, create: bool) -> bool:
         """Find the table (``create=False``: nothing is written) or make it (``create=True``); whether it is
-        there with every column, nothing left to create or alter. The probe is made once."""
+        there with every column, nothing left to create or alter. The probe is made once. With
+        ``expire_before`` (and not ``plan_only``), the first call that finds the table deletes what expired."""
         await self.db(self._prepare, create)
+        if self.ready and not self.plan_only and self.expire_before is not None and self.expired is None:
+            self.expired = await self.db_write(self._expire, self.expire_before)
         return self.ready
+
+    def _expire(self, before: float) -> int:
+        """Delete the answers stored before ``before`` and the tombstones older than a day; how many."""
+        d = self.session.dialect
+        deleted = self.session.execute(d.delete_answers_before(self.quoted),
+                                       [before, time.time() - TOMBSTONE_SECONDS])
+        self.session.commit()
+        return max(deleted, 0)
 
     def _prepare(self, create: bool) -> None:
         d = self.session.dialect
@@ -284,8 +310,9 @@ class AnswersTable:
         p = d.placeholder
         now = time.time()
         a = d.claimed_row
-        reclaimable = f"({a}state = 'claimed' AND {a}lease_expires < {p})"
-        reclaim_params: list[Any] = [now]
+        reclaimable = f"({a}state = 'claimed' AND {a}lease_expires < {p}) OR " \
+                      f"({a}state = '{STATE_ERASED}' AND {a}lease_expires < {p})"  # erased before this run began
+        reclaim_params: list[Any] = [now, self.started]
         if self.stale_before is not None:  # refresh answers older than max_age
             reclaimable += f" OR ({a}state = 'answered' AND {a}answered_at < {p})"
             reclaim_params.append(self.stale_before)
@@ -308,7 +335,7 @@ class AnswersTable:
         for h, state, claimed_by in self.session.fetchall(
                 f"SELECT a.query_hash, a.state, a.claimed_by FROM {self.quoted} a "
                 f"WHERE a.query_hash IN ({chosen})", [chunk]):
-            if state == STATE_ANSWERED:
+            if state in (STATE_ANSWERED, STATE_ERASED):  # erased after this run began: not to be brought back
                 outcome.answered.add(h)
             elif claimed_by == self.owner:
                 outcome.mine.append(h)

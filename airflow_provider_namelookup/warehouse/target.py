@@ -74,11 +74,15 @@ class TargetTable:
     :param stale_rows_before: with ``max_age``: rows enriched before this are rewritten.
     :param first_row: the source's first key, once read (engines that type the key column after it).
     :param log: where the fill says what it did.
+    :param erased_since: when the run began: a row the fill wrote from an answer erased since then
+        (:mod:`~.dialects.erasure`) is deleted after the fill, so that an erasure beside a run in
+        flight holds.
     """
 
     def __init__(self, session: WarehouseSession, name: str, source: TableSource, value_map: ValueMap,
                  answers: str, rules: QueryRules, *, stamp: Any, stale_rows_before: Any = None,
-                 first_row: FirstRow | None = None, log: Any = None) -> None:
+                 first_row: FirstRow | None = None, log: Any = None, erased_since: float | None = None) -> None:
+        self.erased_since = erased_since
         self.session = session
         self.dialect = session.dialect
         self.name = check_identifier(name, "target_table", qualified=True)
@@ -238,8 +242,16 @@ class TargetTable:
             await self.session.run_retrying(self._fill_new)
         else:
             await self.session.run_retrying(self._fill_existing)
+        if self.erased_since is not None:
+            await self.session.run_retrying(self._drop_erased, self.erased_since)
         self._log("Filled %s from %d distinct values in %.1f s", self.name, len(outcome.questions),
                   time.monotonic() - started)
+
+    def _drop_erased(self, since: float) -> None:
+        """Delete the rows this fill wrote from answers erased since ``since`` (it read them before)."""
+        d = self.dialect
+        self.session.execute(d.delete_erased_rows(self.quoted, self.answers, d.literal(self.stamp)), [since])
+        self.session.commit()
 
     @property
     def _compared_columns(self) -> list[str]:

@@ -23,7 +23,7 @@ import airflow_provider_namelookup.operators as operators
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
 IDENTIFIERS = {"source_table", "target_table", "answers_table", "key_column", "name_column", "country_column",
-               "last_name_column", "label_column", "group_column"}
+               "last_name_column", "label_column", "group_column", "target_tables"}
 """Checked identifiers (letters, digits, ``_``; ``schema.table`` for tables), quoted by the dialect."""
 WHERE = {"where"}
 """The one checked ``where`` path (``warehouse/where_clause.py``)."""
@@ -53,6 +53,12 @@ NEVER_SQL = {
     "report_base_dir": "the folder reports must land in (not templated)",
     "on_insufficient_credits": "one of fail, partial",
     "max_credits_scope": "one of try, dag_run",
+    "retention": "a period (timedelta, seconds or ISO-8601 duration), checked; bound as a number",
+    "older_than": "a period (timedelta, seconds or ISO-8601 duration), checked; bound as a number",
+    "keys": "a list of strings or numbers (or a callable returning one), bound as parameters",
+    "values": "a list of strings (or a callable returning one), compared in Python, never sent",
+    "name_kind": "one of first_name, full_name, email",
+    "pseudonymisation_conn_id": "a connection id, looked up",
 }
 """Arguments that never reach SQL, and what becomes of them instead."""
 
@@ -106,7 +112,7 @@ def _arguments(baseline: dict[str, Any], arg: str, value: Any) -> dict[str, Any]
 
 
 @pytest.mark.parametrize("operator", ["SqlGenderLookupOperator", "SqlCountryOfOriginOperator",
-                                      "SqlGenderEvaluationOperator"])
+                                      "SqlGenderEvaluationOperator", "SqlNameLookupErasureOperator"])
 def test_no_string_argument_reaches_a_statement_as_written(operator: str, sqlite_warehouse: Any, namelookup: Any,
                                                            write_dag: Any, statements: list[str]) -> None:
     """A templated argument gets the payload from the run's conf (as whoever triggers a run could
@@ -118,6 +124,14 @@ def test_no_string_argument_reaches_a_statement_as_written(operator: str, sqlite
                                   "samples INTEGER, status TEXT)")
         baseline: dict[str, Any] = {"conn_id": sqlite_warehouse.conn_id, "source_table": table,
                                     "key_column": "customer_id", "label_column": "name", "group_column": "country"}
+    elif operator == "SqlNameLookupErasureOperator":  # a target and an answers table to erase from
+        enrich = write_dag(f"SqlGenderLookupOperator(task_id='enrich', conn_id={sqlite_warehouse.conn_id!r}, "
+                           f"source_table={table!r}, key_column='customer_id', name_column='name', "
+                           f"target_table={table + '_out'!r})")
+        assert str(enrich.run().state) == "success"
+        baseline = {"conn_id": sqlite_warehouse.conn_id, "answers_table": sqlite_warehouse.answers_table,
+                    "target_tables": [f"{table}_out"], "key_column": "customer_id", "keys": [1],
+                    "values": ["Ben"], "older_than": 3600}
     else:
         baseline = {"conn_id": sqlite_warehouse.conn_id, "source_table": table, "key_column": "customer_id",
                     "name_column": "name", "country_column": "country", "target_table": f"{table}_out"}

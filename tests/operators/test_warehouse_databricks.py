@@ -17,10 +17,12 @@ from typing import Any
 import pytest
 
 from airflow_provider_namelookup.operators import SqlGenderLookupOperator
-from airflow_provider_namelookup.testing.compliance import (  # noqa: F401  (the suite's fixtures and one promise)
+from airflow_provider_namelookup.testing.compliance import (  # noqa: F401  (the suite's fixtures and some promises)
     compliance_account,
     compliance_emulator,
+    test_erasure_removes_the_people_and_nothing_else,
     test_max_age_looks_stale_answers_up_again,
+    test_retention_deletes_old_answers_only,
 )
 from airflow_provider_namelookup.warehouse.answers import AnswersTable
 from tests.operators import test_warehouse as whole
@@ -39,7 +41,8 @@ def test_country_of_origin(databricks_warehouse: Any, write_dag: Any, namelookup
 
 @pytest.fixture
 def compliance_warehouse(databricks_warehouse: Any) -> Any:
-    """The compliance suite's max_age promise on Databricks (its whole suite is too slow on Spark for CI)."""
+    """The compliance suite's max_age, erasure and retention promises on Databricks (its whole suite is too
+    slow on Spark for CI)."""
     return databricks_warehouse
 
 

@@ -15,6 +15,7 @@ group                                   what the engine does with it
 :class:`~.run_tables.RunTables`         the run's own tables (the raw-value map) and bulk loads into them
 :class:`~.claims.AnswersStatements`     the shared answers table: claims with a lease, stores of answers
 :class:`~.fill.FillStatements`          the target: created like the source, upserted, prices fixed up
+:class:`~.erasure.ErasureStatements`    erasure of people (tombstones in the answers table), retention
 :class:`~.traits.DriverErrors`          the driver's errors classified: lock conflict, lost connection, duplicate key
 ======================================  =====================================================================
 
@@ -42,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from airflow_provider_namelookup.warehouse.dialects.erasure import ErasureStatements
 from airflow_provider_namelookup.warehouse.dialects.fill import FillStatements
 from airflow_provider_namelookup.warehouse.dialects.reading import SourceReading
 from airflow_provider_namelookup.warehouse.dialects.spelling import COLUMN_KINDS, PROOFS
@@ -80,7 +82,7 @@ class IncompleteDialect(TypeError):
     """A dialect class lacks what the contract says it must write (raised when it is defined)."""
 
 
-class WarehouseDialect(SourceReading, FillStatements):
+class WarehouseDialect(SourceReading, FillStatements, ErasureStatements):
     """The statements and traits of one warehouse (see the module docstring for the groups and
     what a subclass must write).
 

@@ -1,0 +1,1 @@
+"""People's values in what the provider keeps: pseudonyms, erasure and retention."""
