@@ -375,6 +375,7 @@ ERASABLE = [
 """Two people erased by key (1, 2), one by value (Giulia, asked with two hints: 4, 6), and the rest."""
 
 
+@rests_on("rows_of_keys", "rows_with_values", "echoed_names", "delete_where_in", "erase_answers", "insert_tombstone")
 def test_erasure_removes_the_people_and_nothing_else(compliance_warehouse: ComplianceWarehouse,
                                                      compliance_account: ComplianceAccount) -> None:
     """Erasing two people by key and one by value (whatever hints their queries carried) removes their
@@ -408,14 +409,14 @@ def test_erasure_removes_the_people_and_nothing_else(compliance_warehouse: Compl
     assert _claims_left(house) == 0
 
 
+@rests_on("insert_tombstone", "erase_answers", "delete_erased_rows", "claim", "store_answers")
 def test_erasure_beside_a_run_in_flight_holds(compliance_warehouse: ComplianceWarehouse,
                                               compliance_account: ComplianceAccount) -> None:
     """A run that holds a claim (its request in flight: it refreshes stale answers under ``max_age``) when
     a person is erased neither stores their answer again nor writes their rows back, not even a row of
     theirs it reads from the answers table; a run that starts after the erasure looks them up again."""
     house, account = compliance_warehouse, compliance_account
-    if not house.concurrent_runs:
-        pytest.skip(f"{house.dialect.name} here takes no concurrent writers in one process")
+    needs(house, "concurrent_runs")
     table = house.create_customers([(1, "Theresa", None), (2, "John", None)])
     enrich(house, account, table)
     house.insert(table, [(3, "theresa", None)])  # a new row of the person, answered from the cache
@@ -447,6 +448,7 @@ def test_erasure_beside_a_run_in_flight_holds(compliance_warehouse: ComplianceWa
     assert sorted(_target(house, f"{table}_gender")) == [1, 2, 3]
 
 
+@rests_on("delete_answers_before", "timestamp")
 def test_retention_deletes_old_answers_only(compliance_warehouse: ComplianceWarehouse,
                                             compliance_account: ComplianceAccount) -> None:
     """A run's ``retention`` deletes, when it starts, the answers stored longer ago (whichever run stored
