@@ -101,6 +101,8 @@ class RunOptions:
         earlier tries of the task instance in its DAG run, when ``max_credits_scope`` is
         ``dag_run``): ``max_credits`` bounds them and this run together. Read once, when the
         budget is decided; None: ``max_credits`` is this run's alone.
+    :param log_values: log lines about rows show an example value beside its key (the operators'
+        ``log_values``); else rows are named by key only.
     """
 
     max_credits: int | None = None
@@ -110,6 +112,7 @@ class RunOptions:
     progress_interval: float = 15.0
     poll_seconds: float = 1.0
     spent_earlier: Callable[[], Awaitable[int]] | None = None
+    log_values: bool = False
 
 
 class LookupRun:
@@ -141,7 +144,8 @@ class LookupRun:
                                     reads_pages=getattr(source, "reads_pages", False), calls=service.counters)
         self.ledger = Ledger()
         self.price = self.lookup.credits_per_query
-        self.planner = PagePlanner(rules, source, cache, self.ledger, self.progress, log)
+        self.planner = PagePlanner(rules, source, cache, self.ledger, self.progress, log,
+                                   log_values=options.log_values)
         self.spending = Spending(service, options, cache, source, self.price, log)
         claimer = Claimer(cache, self.ledger, price=self.price, poll_seconds=options.poll_seconds)
         self.asker = Asker(service, self.lookup, cache, self.ledger, self.progress, log, claimer)

@@ -1,0 +1,1 @@
+"""People's values in the provider's tables: pseudonyms, erasure and retention."""
