@@ -177,6 +177,11 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         installed, or no warehouse's) fails with what to change (no retry changes it)."""
         return warehouse_hook(self.get_db_hook, str(self.conn_id))
 
+    @property
+    def identifies_people(self) -> bool:
+        """An e-mail or a full name, or a first name read with its last name (a full name)."""
+        return super().identifies_people or self.last_name_column is not None
+
     def query_rules(self) -> QueryRules:
         rules = super().query_rules()
         return replace(rules, last_names=True) if self.last_name_column else rules

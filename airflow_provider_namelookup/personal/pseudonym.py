@@ -58,8 +58,9 @@ def pseudonymisation_key(conn_id: str = DEFAULT_PSEUDONYMISATION_CONN_ID) -> byt
     try:
         password = BaseHook.get_connection(conn_id).password
     except AirflowNotFoundException:
-        raise InvalidArgument(f"pseudonymisation_conn_id {conn_id!r}: no such connection; pseudonymise=True needs "
-                              f"the key in its password. Make one with: {how}") from None
+        raise InvalidArgument(f"pseudonymisation_conn_id {conn_id!r}: no such connection; a pseudonymising run "
+                              f"(pseudonymise=True, the default for e-mails and full names) needs the key in its "
+                              f"password. Make one with: {how}") from None
     if not password:
         raise InvalidArgument(f"pseudonymisation_conn_id {conn_id!r}: its password (the key) is empty; make a key "
                               f"with: {how}")

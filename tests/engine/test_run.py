@@ -166,7 +166,7 @@ def test_a_token_inside_an_invalid_value_is_masked(emulator: Any, make_account: 
 def test_invalid_values_are_named_by_key_unless_log_values(emulator: Any, make_account: Any, log: Any) -> None:
     """A name is a person's: by default a log line names an invalid row by its key alone."""
     token = make_account(credits=10)
-    items = ["Anna", "", "x" * 60, {"email": "not-an-address-of-zoe"}]
+    items = ["Anna", "", "x" * 60, {"email": "no-mailbox-for-zoe"}]
     _run(QueryRules(LookupKind.GENDER), items, emulator.url, token, log)
     invalid = [line for line in log.lines if line.startswith("Invalid, costs nothing")]
     assert invalid[0].startswith("Invalid, costs nothing: 1 row (e.g. key 1): ")
