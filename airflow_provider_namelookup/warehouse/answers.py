@@ -38,6 +38,7 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -66,6 +67,21 @@ DEFAULT_ANSWERS_TABLE = "namelookup_answers"
 CLAIM_CHUNK = 10_000
 """Questions claimed together: each claim is two statements, so a run of 40,000 new
 questions claims in 8; parallel runs still divide the work chunk by chunk."""
+
+
+def _index_name(table: str) -> str:
+    """The claims index of answers table ``table``: its name, cut to fit an identifier with a hash of the
+    whole name where it is long (index names are per schema, and per-DAG tables share a long prefix).
+
+    >>> _index_name("namelookup_answers")
+    'namelookup_answers_claimed_by_idx'
+    >>> _index_name("namelookup_answers_daily_enrichment_a") != _index_name("namelookup_answers_daily_enrichment_b")
+    True
+    """
+    flat = table.replace(".", "_")
+    if len(flat) > 40:
+        flat = f"{flat[:31]}_{hashlib.sha256(table.encode()).hexdigest()[:8]}"
+    return f"{flat}_claimed_by_idx"
 
 
 @dataclass
@@ -197,7 +213,7 @@ class AnswersTable:
         try:
             for statement in d.create_table(self.quoted, ANSWER_KEY, (*ANSWER_BOOKKEEPING, *ANSWER_RESULTS)):
                 self.session.execute(statement)
-            index = f"{self.name.replace('.', '_')[:40]}_claimed_by_idx"
+            index = _index_name(self.name)
             for statement in d.create_index(index, self.quoted, ["claimed_by"]):
                 self.session.execute(statement)
             self.session.commit()

@@ -34,6 +34,7 @@ NEVER_SQL = {
     "sql_conn_id": "a connection id, looked up",
     "namelookup_conn_id": "a connection id, looked up",
     "report_conn_id": "a connection id, looked up",
+    "pseudonymisation_conn_id": "a connection id, looked up (its password is the key)",
     "database": "handed to the warehouse hook as its schema (a connection setting)",
     "country": "a lookup hint: checked against the country table, sent to the service as JSON",
     "locale": "a lookup hint: checked, sent as JSON",

@@ -1,0 +1,41 @@
+"""Who shares the answers cache (issue 49, item 6): by default each DAG has its own answers table;
+sharing one across DAGs is a choice made by naming it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_provider_namelookup.operators.warehouse import answers_table_of_dag, default_answers_table
+
+pytestmark = pytest.mark.usefixtures("airflow_db")
+
+
+def test_each_dag_has_its_own_answers_table_unless_one_is_named(sqlite_warehouse: Any, write_dag: Any,
+                                                                 namelookup: Any,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AIRFLOW__NAMELOOKUP__ANSWERS_TABLE")  # the test fixture's; no configuration now
+    table = sqlite_warehouse.create_customers([(1, "Theresa", None), (2, "John", None)])
+    task = (f"SqlGenderLookupOperator(task_id='enrich', conn_id={sqlite_warehouse.conn_id!r}, "
+            f"source_table={table!r}, key_column='customer_id', name_column='name', target_table=TARGET{{}})")
+    first = write_dag(task.replace("TARGET", repr(f"{table}_a")).format(""), dag_id="Team-A.daily")
+    second = write_dag(task.replace("TARGET", repr(f"{table}_b")).format(""), dag_id="team_b_daily")
+    assert str(first.run().state) == str(second.run().state) == "success"
+    assert first.xcom("enrich")["answers_table"] == "namelookup_answers_team_a_daily"
+    assert second.xcom("enrich")["answers_table"] == "namelookup_answers_team_b_daily"
+    assert {"namelookup_answers_team_a_daily", "namelookup_answers_team_b_daily"} <= sqlite_warehouse.table_names()
+    assert namelookup.remaining() == 100 - 2 - 2  # the second DAG found nothing of the first's
+
+    shared = f", answers_table='namelookup_answers_team_a_daily'"
+    third = write_dag(task.replace("TARGET", repr(f"{table}_c")).format(shared), dag_id="team_c_daily")
+    assert str(third.run().state) == "success"  # a knowing choice: the first DAG's answers, for nothing
+    assert (third.xcom("enrich")["credits_used"], namelookup.remaining()) == (0, 96)
+
+
+def test_the_configured_answers_table_stays_the_default_of_every_dag(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIRFLOW__NAMELOOKUP__ANSWERS_TABLE", "warehouse_wide_answers")
+    assert default_answers_table("any_dag") == "warehouse_wide_answers"
+    monkeypatch.delenv("AIRFLOW__NAMELOOKUP__ANSWERS_TABLE")
+    assert default_answers_table("any_dag") == answers_table_of_dag("any_dag") == "namelookup_answers_any_dag"
+    assert default_answers_table(None) == "namelookup_answers"
