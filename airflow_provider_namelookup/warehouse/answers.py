@@ -69,6 +69,13 @@ CLAIM_CHUNK = 10_000
 questions claims in 8; parallel runs still divide the work chunk by chunk."""
 
 
+def answers_table_statements(dialect: Any, name: str) -> list[str]:
+    """The statements that make answers table ``name`` (unquoted; checked) and its claims index."""
+    quoted = dialect.quote(check_identifier(name, "answers_table", qualified=True))
+    return [*dialect.create_table(quoted, ANSWER_KEY, (*ANSWER_BOOKKEEPING, *ANSWER_RESULTS)),
+            *dialect.create_index(_index_name(name), quoted, ["claimed_by"])]
+
+
 def _index_name(table: str) -> str:
     """The claims index of answers table ``table``: its name, cut to fit an identifier with a hash of the
     whole name where it is long (index names are per schema, and per-DAG tables share a long prefix).
@@ -211,10 +218,7 @@ class AnswersTable:
             return
         self.fresh = True
         try:
-            for statement in d.create_table(self.quoted, ANSWER_KEY, (*ANSWER_BOOKKEEPING, *ANSWER_RESULTS)):
-                self.session.execute(statement)
-            index = _index_name(self.name)
-            for statement in d.create_index(index, self.quoted, ["claimed_by"]):
+            for statement in answers_table_statements(d, self.name):
                 self.session.execute(statement)
             self.session.commit()
         except Exception as err:

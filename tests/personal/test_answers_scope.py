@@ -27,7 +27,7 @@ def test_each_dag_has_its_own_answers_table_unless_one_is_named(sqlite_warehouse
     assert {"namelookup_answers_team_a_daily", "namelookup_answers_team_b_daily"} <= sqlite_warehouse.table_names()
     assert namelookup.remaining() == 100 - 2 - 2  # the second DAG found nothing of the first's
 
-    shared = f", answers_table='namelookup_answers_team_a_daily'"
+    shared = ", answers_table='namelookup_answers_team_a_daily'"
     third = write_dag(task.replace("TARGET", repr(f"{table}_c")).format(shared), dag_id="team_c_daily")
     assert str(third.run().state) == "success"  # a knowing choice: the first DAG's answers, for nothing
     assert (third.xcom("enrich")["credits_used"], namelookup.remaining()) == (0, 96)
