@@ -78,7 +78,8 @@ def test_clear_to_pseudonymised_then_a_new_key_pays_nothing(sqlite_warehouse: An
                             to_key=new_key.encode())
     assert (again.copied, again.present) == (0, 3)  # idempotent
     rotated = write_dag(_task(warehouse, table, "origin", pseudonymise=True, answers_table=second,
-                              target_table=f"{table}_pseudo", pseudonymisation_conn_id="namelookup_pseudonymisation_v2"))
+                              target_table=f"{table}_pseudo",
+                              pseudonymisation_conn_id="namelookup_pseudonymisation_v2"))
     assert str(rotated.run().state) == "success"
     assert (rotated.xcom("origin")["credits_used"], namelookup.remaining()) == (0, 94)
     after = warehouse.rows(f"SELECT customer_id, top_country, source_name FROM {table}_pseudo ORDER BY customer_id")
