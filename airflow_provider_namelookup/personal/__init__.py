@@ -1,1 +1,1 @@
-"""People's values in the provider's tables: pseudonyms, erasure and retention."""
+"""People's values in what the provider keeps: pseudonyms, erasure and retention."""
