@@ -29,6 +29,9 @@ from benchmarks.child import run_in_child
 from benchmarks.service import BenchService
 from benchmarks.warehouse import build_customers, sqlite_connection_env
 
+_MODULE = __spec__.name if __spec__ is not None else __name__
+"""This module's import name (``python -m`` runs it as ``__main__``), for the child to import."""
+
 
 def enrich(params: dict[str, Any]) -> Callable[[], dict[str, Any]]:
     """A :mod:`benchmarks.child` job: the gender operator over ``customers``, ``pseudonymise`` as given."""
@@ -37,7 +40,7 @@ def enrich(params: dict[str, Any]) -> Callable[[], dict[str, Any]]:
     operator = SqlGenderLookupOperator(task_id="enrich_customers", conn_id=params["sql_conn_id"],
                                        source_table="customers", answers_table="namelookup_answers",
                                        key_column="customer_id", name_column="first_name", country_column="country",
-                                       pseudonymise=params["pseudonymise"])
+                                       **({"pseudonymise": True} if params["pseudonymise"] else {}))
     operator.get_db_hook()
 
     def work() -> dict[str, Any]:
@@ -46,7 +49,7 @@ def enrich(params: dict[str, Any]) -> Callable[[], dict[str, Any]]:
     return work
 
 
-def measure(rows: int, repeats: int, workdir: Path) -> dict[str, Any]:
+def measure(rows: int, repeats: int, workdir: Path, modes: tuple[str, ...] = ("off", "on")) -> dict[str, Any]:
     """Median seconds (wall and CPU) of a first run and a rerun, per mode, and what each paid."""
     base = workdir / "customers.db"
     facts = build_customers(base, rows=rows, seed=2026)
@@ -55,13 +58,13 @@ def measure(rows: int, repeats: int, workdir: Path) -> dict[str, Any]:
     runs: dict[str, list[dict[str, Any]]] = {}
     with BenchService(log_path=workdir / "emulator.log") as service:
         for repeat in range(repeats):
-            for mode in ("off", "on"):
+            for mode in modes:
                 db = workdir / f"{mode}_{repeat}.db"
                 shutil.copy(base, db)
                 env = {**service.connection_env(), **sqlite_connection_env("bench_warehouse", db), **key_env}
                 params = {"sql_conn_id": "bench_warehouse", "pseudonymise": mode == "on"}
                 for phase in ("first", "rerun"):
-                    result = run_in_child("benchmarks.personal_data_cost:enrich", params, env=env,
+                    result = run_in_child(f"{_MODULE}:enrich", params, env=env,
                                           log_path=workdir / "runs.log")
                     runs.setdefault(f"{mode}_{phase}", []).append(result)
     return {"rows": rows, "distinct_queries": facts.distinct_queries, "repeats": repeats,
@@ -75,9 +78,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--modes", default="off,on", help="off, on or both (off alone runs on an earlier release)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="namelookup-personal-") as scratch:
-        print(json.dumps(measure(args.rows, args.repeats, Path(scratch)), indent=2))
+        print(json.dumps(measure(args.rows, args.repeats, Path(scratch), tuple(args.modes.split(","))), indent=2))
 
 
 if __name__ == "__main__":
