@@ -39,3 +39,21 @@ def test_the_configured_answers_table_stays_the_default_of_every_dag(monkeypatch
     monkeypatch.delenv("AIRFLOW__NAMELOOKUP__ANSWERS_TABLE")
     assert default_answers_table("any_dag") == answers_table_of_dag("any_dag") == "namelookup_answers_any_dag"
     assert default_answers_table(None) == "namelookup_answers"
+
+
+def test_a_clear_and_a_pseudonymised_run_never_share_answers(sqlite_warehouse: Any, write_dag: Any,
+                                                              namelookup: Any) -> None:
+    """One answers table named by both: the pseudonymised run's keys are keyed hashes, another key space,
+    so it finds none of the clear run's answers (and stores no clear value beside them)."""
+    table = sqlite_warehouse.create_customers([(1, "Theresa", None), (2, "John", None)])
+    task = (f"SqlGenderLookupOperator(task_id='enrich', conn_id={sqlite_warehouse.conn_id!r}, "
+            f"source_table={table!r}, key_column='customer_id', name_column='name', "
+            f"answers_table={sqlite_warehouse.answers_table!r}, ")
+    clear = write_dag(task + f"target_table={table + '_clear'!r})")
+    hidden = write_dag(task + f"target_table={table + '_hidden'!r}, pseudonymise=True)")
+    assert str(clear.run().state) == str(hidden.run().state) == "success"
+    assert namelookup.remaining() == 100 - 2 - 2
+    rows = sqlite_warehouse.rows(f"SELECT query_hash, first_name FROM {sqlite_warehouse.answers_table} "
+                                 f"ORDER BY first_name")
+    assert len(rows) == 4 and [r[1] for r in rows if r[1] in ("John", "Theresa")] == ["John", "Theresa"]
+    assert str(hidden.run().state) == "success" and namelookup.remaining() == 96  # each finds its own again

@@ -64,7 +64,7 @@ def test_the_key_comes_from_a_connection_and_a_bad_one_says_how_to_make_one(monk
     monkeypatch.setenv("AIRFLOW_CONN_PSEUDO_GOOD", json.dumps({"conn_type": "generic", "password": "a" * 64}))
     monkeypatch.setenv("AIRFLOW_CONN_PSEUDO_SHORT", json.dumps({"conn_type": "generic", "password": "short"}))
     assert pseudonymisation_key("pseudo_good") == b"a" * 64
-    with pytest.raises(InvalidArgument, match="at least 16 bytes.*airflow connections add pseudo_short"):
+    with pytest.raises(InvalidArgument, match=r"at least 16 bytes.*airflow connections add pseudo_short"):
         pseudonymisation_key("pseudo_short")
     with pytest.raises(InvalidArgument, match="'pseudo_missing': no such connection"):
         pseudonymisation_key("pseudo_missing")
