@@ -76,7 +76,7 @@ def pseudonymisation_key(conn_id: str = DEFAULT_PSEUDONYMISATION_CONN_ID) -> byt
 
 def normalised(value: str) -> str:
     """What a pseudonym is computed from: NFC, trimmed, white space collapsed, case-folded (the
-    normalisation a question's identity uses, so ``Anna`` and ``ANNA `` are one person's value)."""
+    normalisation a question's identity uses, so that ``Anna`` and ``  ANNA`` are one value)."""
     return normalise_text(value).casefold()
 
 
