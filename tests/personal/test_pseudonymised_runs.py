@@ -160,3 +160,28 @@ def test_off_keeps_values_in_clear_as_before(sqlite_warehouse: Any, write_dag: A
         (Query("email", "theresa.miller14@example.com").identity("gender"),)]
     assert dag.xcom("xcom")[0]["input"] == {"full_name": "Anna Smith"}
     assert os.environ.get("AIRFLOW_CONN_NAMELOOKUP_PSEUDONYMISATION") is None
+
+
+def test_shards_share_a_pseudonymised_cache_and_max_age_asks_again(sqlite_warehouse: Any, write_dag: Any,
+                                                                   namelookup: Any) -> None:
+    """Mapped ``where`` shards of a pseudonymised run pay each distinct question once between them; an
+    answer older than ``max_age`` is paid again, as in a clear run; a changed address is looked up again."""
+    emails = ["anna@example.com", "ANNA@example.com", "carla@example.com", "dora@example.com", "emil@example.com",
+              "fritz@example.com"]
+    table = sqlite_warehouse.create_customers([(i, e, None) for i, e in enumerate(emails, start=1)])
+    dag = write_dag(f"""
+        SqlGenderLookupOperator.partial(
+            task_id="enrich", conn_id={sqlite_warehouse.conn_id!r}, source_table={table!r}, key_column="customer_id",
+            name_column="name", name_kind="email", target_table="{table}_out", max_age=3600,
+        ).expand(where=["customer_id % 2 = 0", "customer_id % 2 = 1"])
+    """)
+    assert str(dag.run().state) == "success"
+    assert namelookup.remaining() == 100 - 5  # anna once across both shards
+    assert str(dag.run().state) == "success" and namelookup.remaining() == 95
+    sqlite_warehouse.hook.run(f"UPDATE {sqlite_warehouse.answers_table} SET answered_at = answered_at - 7200 "
+                              f"WHERE query_hash IN (SELECT query_hash FROM {table}_out WHERE customer_id = 3)")
+    sqlite_warehouse.set_name(table, 4, "dora.new@example.com")
+    assert str(dag.run().state) == "success"
+    assert namelookup.remaining() == 95 - 2  # carla's stale answer, dora's new address
+    rows = sqlite_warehouse.rows(f"SELECT source_name, gender FROM {table}_out ORDER BY customer_id")
+    assert all(re.fullmatch("[0-9a-f]{64}", r[0]) for r in rows) and rows[0] == rows[1]
