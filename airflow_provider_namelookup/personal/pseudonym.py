@@ -62,8 +62,8 @@ def pseudonymisation_key(conn_id: str = DEFAULT_PSEUDONYMISATION_CONN_ID) -> byt
                               f"(pseudonymise=True, the default for e-mails and full names) needs the key in its "
                               f"password. Make one with: {how}") from None
     if not password:
-        raise InvalidArgument(f"pseudonymisation_conn_id {conn_id!r}: its password (the key) is empty; make a key "
-                              f"with: {how}")
+        raise InvalidArgument(f"pseudonymisation_conn_id {conn_id!r} holds no key: set its password to a long random "
+                              f"secret; make one with: {how}")
     from airflow.sdk.log import mask_secret
 
     mask_secret(password)

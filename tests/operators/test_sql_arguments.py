@@ -34,7 +34,6 @@ NEVER_SQL = {
     "sql_conn_id": "a connection id, looked up",
     "namelookup_conn_id": "a connection id, looked up",
     "report_conn_id": "a connection id, looked up",
-    "pseudonymisation_conn_id": "a connection id, looked up (its password is the key)",
     "database": "handed to the warehouse hook as its schema (a connection setting)",
     "country": "a lookup hint: checked against the country table, sent to the service as JSON",
     "locale": "a lookup hint: checked, sent as JSON",
@@ -54,6 +53,7 @@ NEVER_SQL = {
     "report_base_dir": "the folder reports must land in (not templated)",
     "on_insufficient_credits": "one of fail, partial",
     "max_credits_scope": "one of try, dag_run",
+    "pseudonymisation_conn_id": "a connection id, looked up",
 }
 """Arguments that never reach SQL, and what becomes of them instead."""
 

@@ -137,7 +137,7 @@ def test_a_missing_key_fails_at_once_naming_the_connection(
     logged = "\n".join(_logs(airflow_db, capfd, caplog))
     assert "pseudonymisation_conn_id 'namelookup_pseudonymisation': no such connection" in logged
     assert "airflow connections add namelookup_pseudonymisation --conn-type generic" in logged
-    assert "pseudonymisation_conn_id 'no_key': its password (the key) is empty" in logged
+    assert "pseudonymisation_conn_id 'no_key' holds no key: set its password to a long random secret" in logged
     assert namelookup.remaining() == 100
 
 
