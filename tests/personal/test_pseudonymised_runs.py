@@ -185,3 +185,24 @@ def test_shards_share_a_pseudonymised_cache_and_max_age_asks_again(sqlite_wareho
     assert namelookup.remaining() == 95 - 2  # carla's stale answer, dora's new address
     rows = sqlite_warehouse.rows(f"SELECT source_name, gender FROM {table}_out ORDER BY customer_id")
     assert all(re.fullmatch("[0-9a-f]{64}", r[0]) for r in rows) and rows[0] == rows[1]
+
+
+@pytest.mark.database
+def test_a_pseudonymised_run_on_every_warehouse(warehouse: Any, write_dag: Any, namelookup: Any) -> None:
+    """The target's raw name columns hold pseudonyms, typed as such, on each engine (created at the fill
+    or before it), and a rerun over them pays nothing and rewrites nothing."""
+    table = warehouse.create_customers([(k, e, None) for k, e in EMAILS])
+    dag = write_dag(f"""
+        SqlGenderLookupOperator(task_id="gender", conn_id={warehouse.conn_id!r}, source_table={table!r},
+                                key_column="customer_id", name_column="name", name_kind="email")
+    """)
+    assert str(dag.run().state) == "success" and namelookup.remaining() == 100 - 4
+    rows = {r[0]: r[1:] for r in warehouse.rows(
+        f"SELECT customer_id, gender, source_name, first_name, enriched_at FROM {table}_gender")}
+    assert [rows[k][0] for k in (1, 2, 3, 4, 6)] == ["female", "female", "male", "female", "female"]
+    assert all(re.fullmatch("[0-9a-f]{64}", rows[k][1]) for k in rows) and rows[1][1] == rows[2][1]
+    assert all(rows[k][2] is None or re.fullmatch("[0-9a-f]{64}", rows[k][2]) for k in rows)
+    assert str(dag.run().state) == "success" and namelookup.remaining() == 96
+    again = {r[0]: r[1:] for r in warehouse.rows(
+        f"SELECT customer_id, gender, source_name, first_name, enriched_at FROM {table}_gender")}
+    assert again == rows  # nothing rewritten: enriched_at as it was
