@@ -46,6 +46,8 @@ def namelookup_xcom_flow() -> None:
         task_id="lookup_genders",
         query_field="name",       # rows pass through unchanged; the name is in row["name"]
         name_kind="full_name",    # ... and it is a full name; row["country"] is the hint
+        # full names are pseudonymised by default: the results' echoes are keyed hashes, the key in
+        # the namelookup_pseudonymisation connection (docs: Personal data: pseudonyms and keys)
         max_credits=500,
     ).expand(queries=chunk(extract_signups()))
 

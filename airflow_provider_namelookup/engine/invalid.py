@@ -2,16 +2,22 @@
 
 A table may hold thousands of rows with the same mistake (an empty name, an unknown
 country); the log shows each message once, with how many rows hold it and one of them:
-its key and its value, with the connection's token masked and only then cut
-(:func:`~airflow_provider_namelookup.token_guard.shown_safely`).
+its key, and (``show_values``: the operators' ``log_values=True``) its value, with the
+connection's token masked and only then cut
+(:func:`~airflow_provider_namelookup.token_guard.shown_safely`). A value is a person's name:
+by default it is not shown.
 
 Example::
 
     >>> import logging
-    >>> invalid = InvalidValues(secrets=frozenset({"t0ken-secret"}))
     >>> err = NameLookupValidationError("parameter-first-name-invalid", "too long")
+    >>> invalid = InvalidValues(secrets=frozenset({"t0ken-secret"}))
     >>> invalid.note(err, Question(None, None, "invalid:1", err, rows=3, first_key=17, shown="x" * 60))
     >>> invalid.lines()[0]
+    '3 rows (e.g. key 17): parameter-first-name-invalid: too long'
+    >>> shown = InvalidValues(secrets=frozenset({"t0ken-secret"}), show_values=True)
+    >>> shown.note(err, Question(None, None, "invalid:1", err, rows=3, first_key=17, shown="x" * 60))
+    >>> shown.lines()[0]
     "3 rows (e.g. key 17: 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…'): parameter-first-name-invalid: too long"
 """
 
@@ -42,10 +48,13 @@ class InvalidValues:
     """The invalid values of one run, by message.
 
     :param secrets: values never shown (the connection's token).
+    :param show_values: show an example value beside its key (``log_values=True``); else a line
+        names its rows by key only, so that no person's name reaches the log.
     """
 
-    def __init__(self, secrets: frozenset[str] = frozenset()) -> None:
+    def __init__(self, secrets: frozenset[str] = frozenset(), *, show_values: bool = False) -> None:
         self.secrets = secrets
+        self.show_values = show_values
         self._by_message: dict[str, _Folded] = {}
 
     def note(self, error: NameLookupValidationError, value: Question) -> None:
@@ -57,8 +66,9 @@ class InvalidValues:
             folded.rows += value.rows
 
     def lines(self) -> list[str]:
-        return [f"{f.rows} row{'s' if f.rows != 1 else ''} (e.g. key {self._shown(f.key)}: "
-                f"{self._shown(f.value)}): {message}" for message, f in self._by_message.items()]
+        return [f"{f.rows} row{'s' if f.rows != 1 else ''} (e.g. key {self._shown(f.key)}"
+                f"{': ' + self._shown(f.value) if self.show_values else ''}): {message}"
+                for message, f in self._by_message.items()]
 
     def _shown(self, value: Any) -> str:
         return shown_safely(value, self.secrets, length=SHOWN_LENGTH)

@@ -34,6 +34,8 @@ class RunOptions:
         earlier tries of the task instance in its DAG run, when ``max_credits_scope`` is
         ``dag_run``): ``max_credits`` bounds them and this run together. Read once, when the
         budget is decided; None: ``max_credits`` is this run's alone.
+    :param log_values: log lines about rows show an example value beside its key (the operators'
+        ``log_values``); else rows are named by key only.
     """
 
     max_credits: int | None = None
@@ -43,3 +45,4 @@ class RunOptions:
     progress_interval: float = 15.0
     poll_seconds: float = 1.0
     spent_earlier: Callable[[], Awaitable[int]] | None = None
+    log_values: bool = False

@@ -28,6 +28,7 @@ from airflow_provider_namelookup.engine.abstain import Abstain
 from airflow_provider_namelookup.engine.ports import Question, SourceValue
 from airflow_provider_namelookup.errors import NameLookupValidationError
 from airflow_provider_namelookup.models import NAME_KINDS, NameKind, Query
+from airflow_provider_namelookup.personal.pseudonym import keyed_identity, keyed_invalid_identity
 from airflow_provider_namelookup.token_guard import holds_secret, validate_query_without_secrets
 from airflow_provider_namelookup.validation import plain_country, plain_name
 
@@ -49,6 +50,9 @@ class QueryRules:
     :param last_names: the values are first names that come with a last name each (a table's
         ``last_name_column``): a value with both is looked up as one full name
         (:func:`build_query_object`).
+    :param identity_key: pseudonymise (:mod:`airflow_provider_namelookup.personal.pseudonym`): a
+        question's hash is keyed by it, so that the answers table holds no hash a dictionary of
+        names reverses; None: the plain hash (:meth:`Query.identity`).
     """
 
     lookup: LookupKind
@@ -59,6 +63,7 @@ class QueryRules:
     secrets: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     abstain: Abstain | None = None
     last_names: bool = False
+    identity_key: bytes | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.name_kind not in NAME_KINDS:
@@ -92,17 +97,23 @@ class QueryRules:
             parts.append(self.abstain.fingerprint)
         if self.last_names:  # reading the last names (or no longer) asks every row's question anew
             parts.append("last_name")
+        if self.identity_key is not None:  # a target turning pseudonymous (or back) is rewritten whole
+            parts.append("pseudonymised")
         return hashlib.sha256("\x1e".join(parts).encode()).hexdigest()[:12]
 
 
-def query_hash(lookup: LookupKind, query: Query) -> str:
+def query_hash(lookup: LookupKind, query: Query, key: bytes | None = None) -> str:
     """Stable identity of a question: endpoint plus the query's normalised cache key
-    (:meth:`Query.identity`)."""
+    (:meth:`Query.identity`); keyed by ``key`` when the run pseudonymises."""
+    if key is not None:
+        return keyed_identity(key, lookup.value, query)
     return query.identity(lookup.value)
 
 
-def _invalid_hash(lookup: LookupKind, raw: Any) -> str:
+def _invalid_hash(lookup: LookupKind, raw: Any, key: bytes | None = None) -> str:
     text = json.dumps(raw, sort_keys=True, default=repr, ensure_ascii=False)
+    if key is not None:
+        return keyed_invalid_identity(key, f"{lookup.value}\x1e{text}")
     return "invalid:" + hashlib.sha256(f"{lookup.value}\x1e{text}".encode("utf-8", "replace")).hexdigest()[:32]
 
 
@@ -155,8 +166,9 @@ def plan_value(value: SourceValue, rules: QueryRules) -> Question:
 def _question_read_in_full(value: SourceValue, rules: QueryRules) -> Question:
     """:func:`plan_value` by the general reading of a query (any value)."""
     if value.refusal is not None:
-        return Question(value.ref, None, f"invalid:{value.ref!r}", value.refusal, value.rows, value.first_key,
-                        value.shown)
+        refused = (f"invalid:{value.ref!r}" if rules.identity_key is None
+                   else keyed_invalid_identity(rules.identity_key, repr(value.ref)))
+        return Question(value.ref, None, refused, value.refusal, value.rows, value.first_key, value.shown)
     raw = value.query_object
     if isinstance(raw, Mapping) and rules.default_hints:
         missing = {f: d for f, d in rules.default_hints.items()
@@ -166,9 +178,9 @@ def _question_read_in_full(value: SourceValue, rules: QueryRules) -> Question:
     try:
         query = sendable(validate_query_without_secrets(raw, hints=rules.lookup.takes_hints, secrets=rules.secrets))
     except NameLookupValidationError as err:
-        return Question(value.ref, None, _invalid_hash(rules.lookup, raw), err, value.rows, value.first_key,
-                        value.shown)
-    return Question(value.ref, query, query_hash(rules.lookup, query), None, value.rows,
+        return Question(value.ref, None, _invalid_hash(rules.lookup, raw, rules.identity_key), err, value.rows,
+                        value.first_key, value.shown)
+    return Question(value.ref, query, query_hash(rules.lookup, query, rules.identity_key), None, value.rows,
                     value.first_key, value.shown)
 
 
@@ -192,8 +204,8 @@ def _plain_question(value: SourceValue, rules: QueryRules) -> Question | None:
     if type(name) is not str or not plain_name(kind, name) or (secrets and holds_secret(name, secrets)):
         return None
     query = Query(kind, name, code)
-    return Question(value.ref, query, query.identity(rules.lookup.value), None, value.rows, value.first_key,
-                    value.shown)
+    return Question(value.ref, query, query_hash(rules.lookup, query, rules.identity_key), None, value.rows,
+                    value.first_key, value.shown)
 
 
 def plan_name(name: Any, rules: QueryRules, *, country: Any = None, locale: Any = None, ip: Any = None,

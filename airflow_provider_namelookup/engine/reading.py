@@ -35,10 +35,11 @@ class PagePlanner:
     :param ledger: the run's ledger (every distinct query enters it here).
     :param progress: the run's counts.
     :param log: where invalid values are told, folded by rule.
+    :param log_values: its lines show an example value beside the key (else the key alone).
     """
 
     def __init__(self, rules: QueryRules, source: QuestionSource, cache: AnswerCache, ledger: Ledger,
-                 progress: RunProgress, log: logging.Logger | Any) -> None:
+                 progress: RunProgress, log: logging.Logger | Any, *, log_values: bool = False) -> None:
         self.rules = rules
         self.source = source
         self.cache = cache
@@ -49,7 +50,7 @@ class PagePlanner:
         """Every planned value, in the order read (the sink's input)."""
         self.to_ask: list[str] = []
         """The hashes no answer was found for when they were read: the run's need."""
-        self.invalid = InvalidValues(rules.secrets)
+        self.invalid = InvalidValues(rules.secrets, show_values=log_values)
         self.looking_up = False
         """Lookups run beside the reading (their progress lines replace the reading's)."""
         self._ahead: tuple[Sequence[SourceValue], tuple[list[Question], list[str]]] | None = None

@@ -112,7 +112,8 @@ class LookupRun:
                                     reads_pages=getattr(source, "reads_pages", False), calls=service.counters)
         self.ledger = Ledger()
         self.price = self.lookup.credits_per_query
-        self.planner = PagePlanner(rules, source, cache, self.ledger, self.progress, log)
+        self.planner = PagePlanner(rules, source, cache, self.ledger, self.progress, log,
+                                   log_values=options.log_values)
         self.spending = Spending(service, options, cache, source, self.price, log)
         claimer = Claimer(cache, self.ledger, price=self.price, poll_seconds=options.poll_seconds)
         self.asker = Asker(service, self.lookup, cache, self.ledger, self.progress, log, claimer)

@@ -37,6 +37,7 @@ from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 from airflow_provider_namelookup.hooks.settings import ClientSettings
 from airflow_provider_namelookup.models import NameKind
 from airflow_provider_namelookup.operators.token_masking import MasksTokenBeforeRendering
+from airflow_provider_namelookup.personal.pseudonym import DEFAULT_PSEUDONYMISATION_CONN_ID, pseudonymisation_key
 from airflow_provider_namelookup.usage.recorder import RecordsUsage
 
 UNFIXABLE_BY_RETRY: tuple[type[Exception], ...] = (*UNFIXABLE_SERVICE_ERRORS, AirflowNotFoundException,
@@ -101,6 +102,15 @@ class NameLookupOperatorBase(MasksTokenBeforeRendering, RecordsUsage, BaseOperat
     :param max_concurrency: the most lookup requests in flight at once (the number in
         flight adapts below it); default: the connection's ``max_concurrency`` extra, else 64.
     :param name_kind: ``first_name`` (default), ``full_name`` or ``email``: what a bare name is.
+    :param pseudonymise: keep no name in clear (:mod:`airflow_provider_namelookup.personal.pseudonym`):
+        the answers table's keys, the service's echoes, a target's ``source_name`` and an XCom
+        result's ``input`` hold keyed hashes; the answers stay readable. None (default): on for
+        e-mails and full names (a first name with a ``last_name_column`` is a full name), off for
+        first names alone (see the docs' "Personal data: keys" page for why).
+    :param pseudonymisation_conn_id: the connection whose password is the key (default
+        ``namelookup_pseudonymisation``); a missing one fails the task at once, saying how to make it.
+    :param log_values: log lines name an invalid row by its key and one of its values; False
+        (default): by its key alone, so that no person's name reaches the log.
     """
 
     lookup: ClassVar[LookupKind]
@@ -113,6 +123,8 @@ class NameLookupOperatorBase(MasksTokenBeforeRendering, RecordsUsage, BaseOperat
                  max_credits: int | str | None = None,
                  on_insufficient_credits: InsufficientCreditsMode = "fail",
                  check_remaining_credits: bool = True, max_concurrency: int | None = None,
+                 pseudonymise: bool | None = None,
+                 pseudonymisation_conn_id: str = DEFAULT_PSEUDONYMISATION_CONN_ID, log_values: bool = False,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         QueryRules(self.lookup, name_kind)  # a bad name_kind fails when the DAG is parsed
@@ -125,6 +137,28 @@ class NameLookupOperatorBase(MasksTokenBeforeRendering, RecordsUsage, BaseOperat
         self.on_insufficient_credits = on_insufficient_credits
         self.check_remaining_credits = check_remaining_credits
         self.max_concurrency = max_concurrency
+        if pseudonymise is not None and not isinstance(pseudonymise, bool):
+            raise ValueError(f"pseudonymise must be True, False or None (the default for name_kind), "
+                             f"got {pseudonymise!r}")
+        self.pseudonymise = pseudonymise
+        self.pseudonymisation_conn_id = pseudonymisation_conn_id
+        self.log_values = bool(log_values)
+
+    @property
+    def identifies_people(self) -> bool:
+        """Whether a value alone names a person (an e-mail, a full name): ``pseudonymise`` is then on
+        unless the DAG author turns it off."""
+        return self.name_kind in ("email", "full_name")
+
+    @property
+    def pseudonymises(self) -> bool:
+        """``pseudonymise``, or its default (:attr:`identifies_people`)."""
+        return self.identifies_people if self.pseudonymise is None else self.pseudonymise
+
+    @cached_property
+    def pseudonymisation_key(self) -> bytes | None:
+        """The key of a pseudonymising run, read once (None when it keeps values in clear)."""
+        return pseudonymisation_key(self.pseudonymisation_conn_id) if self.pseudonymises else None
 
     @property
     def credit_limit(self) -> int | None:
@@ -159,12 +193,12 @@ class NameLookupOperatorBase(MasksTokenBeforeRendering, RecordsUsage, BaseOperat
         hints = self.default_hints()
         return QueryRules(self.lookup, self.name_kind, default_country=hints.get("default_country"),
                           default_locale=hints.get("default_locale"), default_ip=hints.get("default_ip"),
-                          secrets=self.forbidden_values)
+                          secrets=self.forbidden_values, identity_key=self.pseudonymisation_key)
 
     def run_options(self, **more: Any) -> RunOptions:
         """How this run may spend (``max_credits`` after templating) and report."""
         return RunOptions(max_credits=self.credit_limit, on_insufficient_credits=self.on_insufficient_credits,
-                          check_remaining_credits=self.check_remaining_credits, **more)
+                          check_remaining_credits=self.check_remaining_credits, log_values=self.log_values, **more)
 
     def is_unfixable(self, error: BaseException) -> bool:
         """Whether ``error`` fails the task at once (see :attr:`unfixable_errors`)."""

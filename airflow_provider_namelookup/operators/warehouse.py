@@ -20,9 +20,10 @@ Example::
 
 Runs are incremental: a row already enriched with the same normalised query is
 skipped, a changed name is looked up again, and an answer already in the warehouse's
-shared answers table (``namelookup_answers``: any table, any run, any task instance)
-is reused instead of paid for. Any number of task instances may run at once (mapped
-``where`` shards, several tables): each distinct query is paid once. See
+answers table (by default the DAG's own, ``namelookup_answers_<dag_id>``: any table, any
+run, any task instance of the DAG; :func:`default_answers_table`) is reused instead of paid
+for. Any number of task instances may run at once (mapped ``where`` shards, several tables):
+each distinct query is paid once. See
 :mod:`airflow_provider_namelookup.engine.run` for the steps and the failure rules, and
 :mod:`airflow_provider_namelookup.warehouse` for how a table is read and written.
 """
@@ -30,6 +31,8 @@ is reused instead of paid for. Any number of task instances may run at once (map
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
@@ -59,12 +62,39 @@ from airflow_provider_namelookup.warehouse.source import TableSource
 MAX_CREDITS_SCOPES = ("try", "dag_run")
 
 
-def default_answers_table() -> str:
+def default_answers_table(dag_id: str | None = None) -> str:
     """``[namelookup] answers_table`` of the Airflow configuration (env
-    ``AIRFLOW__NAMELOOKUP__ANSWERS_TABLE``), else ``namelookup_answers``."""
+    ``AIRFLOW__NAMELOOKUP__ANSWERS_TABLE``) where it is set, else the DAG's own
+    (:func:`answers_table_of_dag`); ``namelookup_answers`` outside a DAG.
+
+    An answers table holds people's names (or their pseudonyms) and answers: sharing one across DAGs,
+    and so across the teams that own them, is a choice made by naming it (``answers_table=`` or the
+    configuration), not a default."""
     from airflow.providers.common.compat.sdk import conf
 
-    return str(conf.get("namelookup", "answers_table", fallback=DEFAULT_ANSWERS_TABLE))
+    configured = conf.get("namelookup", "answers_table", fallback=None)
+    if configured:
+        return str(configured)
+    return answers_table_of_dag(dag_id) if dag_id else DEFAULT_ANSWERS_TABLE
+
+
+def answers_table_of_dag(dag_id: str) -> str:
+    """The default answers table of DAG ``dag_id``: ``namelookup_answers_`` and the DAG id in lower case,
+    each character that is no letter, digit or ``_`` as ``_``; a name over 63 characters (PostgreSQL's
+    most) is cut and ends in a hash of the whole id, so that two long ids do not meet.
+
+    >>> answers_table_of_dag("Customers.Daily-Enrichment")
+    'namelookup_answers_customers_daily_enrichment'
+    >>> len(answers_table_of_dag("x" * 200)), answers_table_of_dag("x" * 200) == answers_table_of_dag("x" * 199)
+    (63, False)
+    """
+    name = f"{DEFAULT_ANSWERS_TABLE}_{re.sub(r'[^a-z0-9_]', '_', dag_id.lower())}"
+    if len(name) > _LONGEST_NAME:
+        name = f"{name[:_LONGEST_NAME - 9]}_{hashlib.sha256(dag_id.encode()).hexdigest()[:8]}"
+    return name
+
+
+_LONGEST_NAME = 63
 
 
 class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
@@ -89,7 +119,8 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
     :param where: optional SQL filter (templated), e.g. to split a big table across mapped tasks.
     :param target_table: where results go (templated); default ``<source>_gender`` / ``<source>_origin``.
     :param answers_table: the warehouse's shared answers table (cache and work claims of every
-        run that uses it); default ``[namelookup] answers_table`` or ``namelookup_answers``.
+        run that uses it); default ``[namelookup] answers_table`` where it is set, else the DAG's own,
+        ``namelookup_answers_<dag_id>`` (:func:`default_answers_table`).
     :param max_age: answers older than this (a ``timedelta`` or seconds) are looked up again,
         and rows enriched before it are rewritten; default: answers never expire.
     :param retention: answers stored in ``answers_table`` longer ago than this (a ``timedelta``, seconds or
@@ -183,6 +214,11 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         installed, or no warehouse's) fails with what to change (no retry changes it)."""
         return warehouse_hook(self.get_db_hook, str(self.conn_id))
 
+    @property
+    def identifies_people(self) -> bool:
+        """An e-mail or a full name, or a first name read with its last name (a full name)."""
+        return super().identifies_people or self.last_name_column is not None
+
     def query_rules(self) -> QueryRules:
         rules = super().query_rules()
         return replace(rules, last_names=True) if self.last_name_column else rules
@@ -203,10 +239,16 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         if self.max_credits_scope == "dag_run" and not spender:
             raise ValueError("max_credits_scope='dag_run' needs a task instance (a DAG run) to count earlier tries of")
         return TableRunSpec(source=source, target=self.target_name,
-                            answers=self.answers_table or default_answers_table(), rules=self.query_rules(),
+                            answers=self.answers_table or default_answers_table(self._dag_id(context)),
+                            rules=self.query_rules(),
                             page_size=self.page_size, max_age=self.max_age, lease_seconds=self.lease_seconds,
                             spender=spender, max_credits_covers_earlier_tries=self.max_credits_scope == "dag_run",
                             retention=self.retention)
+
+    def _dag_id(self, context: Context | None) -> str | None:
+        """The DAG this task runs in (its default answers table's)."""
+        ti = (context or {}).get("ti")
+        return getattr(ti, "dag_id", None) or (self.dag_id if self.has_dag() else None)
 
     @leaves_older_objects_alone
     @records_usage

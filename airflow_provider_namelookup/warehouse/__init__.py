@@ -28,6 +28,8 @@ from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.ports import LookupService
 from airflow_provider_namelookup.engine.run import LookupRun, RunOptions
 from airflow_provider_namelookup.errors import NameLookupBudgetReached, with_what_to_change
+from airflow_provider_namelookup.personal.pseudonym import Pseudonymiser
+from airflow_provider_namelookup.personal.service import PseudonymisingService
 from airflow_provider_namelookup.warehouse.answers import (
     CLAIM_CHUNK,
     DEFAULT_ANSWERS_TABLE,
@@ -87,6 +89,9 @@ def table_run(session: WarehouseSession, job: TableRunSpec, service: LookupServi
     """The run of one table enrichment over ``session``'s warehouse."""
     options = options or RunOptions()
     dialect = session.dialect
+    pseudonymiser = Pseudonymiser(job.rules.identity_key) if job.rules.identity_key is not None else None
+    if pseudonymiser is not None:  # the echoes are hashed as each answer comes, before the answers table
+        service = PseudonymisingService(service, pseudonymiser)
     if dialect.proof == "parsed only":
         log.warning("The SQL the table operators send to %s is generated and parsed in this release's tests, but has "
                     "not been run on %s by them: check the first runs (docs: Warehouses)",
@@ -98,7 +103,8 @@ def table_run(session: WarehouseSession, job: TableRunSpec, service: LookupServi
     now = datetime.now(UTC)
     stale_rows = dialect.timestamp(now - job.max_age) if job.max_age else None
     stale_answers = (now - job.max_age).timestamp() if job.max_age else None
-    value_map = ValueMap(session, job.source.names(with_params=False), schema=job.answers.rpartition(".")[0] or None)
+    value_map = ValueMap(session, job.source.names(with_params=False), schema=job.answers.rpartition(".")[0] or None,
+                         pseudonymiser=pseudonymiser)
     answers = AnswersTable(session, job.answers, value_map, lookup=job.rules.lookup, paid_for=job.target,
                            owner=uuid.uuid4().hex + job.spender, lease_seconds=job.lease_seconds,
                            stale_before=stale_answers,

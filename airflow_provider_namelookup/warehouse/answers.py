@@ -44,6 +44,7 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -73,6 +74,28 @@ DEFAULT_ANSWERS_TABLE = "namelookup_answers"
 CLAIM_CHUNK = 10_000
 """Questions claimed together: each claim is two statements, so a run of 40,000 new
 questions claims in 8; parallel runs still divide the work chunk by chunk."""
+
+
+def answers_table_statements(dialect: Any, name: str) -> list[str]:
+    """The statements that make answers table ``name`` (unquoted; checked) and its claims index."""
+    quoted = dialect.quote(check_identifier(name, "answers_table", qualified=True))
+    return [*dialect.create_table(quoted, ANSWER_KEY, (*ANSWER_BOOKKEEPING, *ANSWER_RESULTS)),
+            *dialect.create_index(_index_name(name), quoted, ["claimed_by"])]
+
+
+def _index_name(table: str) -> str:
+    """The claims index of answers table ``table``: its name, cut to fit an identifier with a hash of the
+    whole name where it is long (index names are per schema, and per-DAG tables share a long prefix).
+
+    >>> _index_name("namelookup_answers")
+    'namelookup_answers_claimed_by_idx'
+    >>> _index_name("namelookup_answers_daily_enrichment_a") != _index_name("namelookup_answers_daily_enrichment_b")
+    True
+    """
+    flat = table.replace(".", "_")
+    if len(flat) > 40:
+        flat = f"{flat[:31]}_{hashlib.sha256(table.encode()).hexdigest()[:8]}"
+    return f"{flat}_claimed_by_idx"
 
 
 @dataclass
@@ -221,10 +244,7 @@ class AnswersTable:
             return
         self.fresh = True
         try:
-            for statement in d.create_table(self.quoted, ANSWER_KEY, (*ANSWER_BOOKKEEPING, *ANSWER_RESULTS)):
-                self.session.execute(statement)
-            index = f"{self.name.replace('.', '_')[:40]}_claimed_by_idx"
-            for statement in d.create_index(index, self.quoted, ["claimed_by"]):
+            for statement in answers_table_statements(d, self.name):
                 self.session.execute(statement)
             self.session.commit()
         except Exception as err:

@@ -201,7 +201,9 @@ class TableQuestions:
         """When source row ``s`` is unchanged since target row ``t`` was written (the engine's own
         values as literals: the statement binds nothing, so that engines may run it as
         ``CREATE TABLE ... AS``)."""
-        if not self.target.joinable:
+        if not self.target.joinable or self.rules.identity_key is not None:
+            # a pseudonymised target keeps no raw value to compare with: every row is read, and the
+            # fill rewrites only those whose pseudonyms, settings or age differ
             return None
         d, t = self.session.dialect, "t"
         conditions = [f"{t}.{names.key_column} = {names.key}",

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from airflow_provider_namelookup.engine.plan import QueryRules
@@ -46,7 +47,7 @@ from airflow_provider_namelookup.warehouse.schema import (
 )
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from airflow_provider_namelookup.warehouse.source import FirstRow, TableSource
-from airflow_provider_namelookup.warehouse.valuemap import ValueMap
+from airflow_provider_namelookup.warehouse.valuemap import PSEUDONYM, ValueMap
 
 _ALIAS = "t0"
 _CREATE_WAIT_SECONDS = 30.0
@@ -114,6 +115,29 @@ class TargetTable:
         return self.source.names(with_params=False)
 
     @property
+    def pseudonymised(self) -> bool:
+        """The run keeps pseudonyms of the raw name and last name, not the values (``pseudonymise``)."""
+        return self.map.pseudonymiser is not None
+
+    def raw_columns(self) -> list[tuple[str, str]]:
+        """``(expression, target column)`` of the raw values a filled row keeps: the source's, or
+        (pseudonymised) the map's pseudonyms of its name and last name, its country as it is."""
+        raw = self.names.raw_columns()
+        if not self.pseudonymised:
+            return raw
+        hidden = {SOURCE_NAME: "m.pseudo_name", SOURCE_LAST_NAME: "m.pseudo_last_name"}
+        return [(hidden.get(column, expression), column) for expression, column in raw]
+
+    def _created_names(self) -> Names:
+        """The names a new target is made after: a pseudonymised run's name and last name columns
+        typed as pseudonyms, not like the source's."""
+        names = self.names
+        if not self.pseudonymised:
+            return names
+        typed = self.dialect.cast_null(PSEUDONYM)
+        return replace(names, name=typed, last_name=typed if names.last_name else None)
+
+    @property
     def typed(self) -> tuple[Column, ...]:
         """The target's columns of its own type (all but the key and the raw columns)."""
         return (*result_columns(self.lookup), *BOOKKEEPING)
@@ -161,7 +185,8 @@ class TargetTable:
             self.create_at_fill = True
             return
         try:
-            for statement in self.dialect.create_like_source(self.quoted, self.names, self.typed, self.first_row.key):
+            for statement in self.dialect.create_like_source(self.quoted, self._created_names(), self.typed,
+                                                             self.first_row.key):
                 self.session.execute(statement)
             self.session.commit()
             self.created = True
@@ -212,13 +237,13 @@ class TargetTable:
             values["gender"] = self.rules.abstain.sql("m.gender", "m.probability", "m.samples", lit)
         columns = [f"{n.key} AS {n.key_column}",
                    *(f"{d.cast(values[c.name], c) if typed else values[c.name]} AS {c.name}" for c in self.typed),
-                   *(f"{expression} AS {column}" for expression, column in n.raw_columns())]
+                   *(f"{expression} AS {column}" for expression, column in self.raw_columns())]
         select = (f"SELECT {', '.join(columns)} FROM {n.relation} s "
                   f"JOIN {self.map.resolved} m ON {self.map.join_conditions(n, null_names=null_names)}")
         if not joined:
             return select
         t = "t"
-        same = [d.null_safe_equal(f"{t}.{column}", expression) for expression, column in n.raw_columns()]
+        same = [d.null_safe_equal(f"{t}.{column}", expression) for expression, column in self.raw_columns()]
         same.append(d.null_safe_equal(f"{t}.query_spec", lit(self.rules.fingerprint)))
         changed = f"{t}.{n.key_column} IS NULL OR NOT ({' AND '.join(same)})"
         if self.stale_rows_before is not None:

@@ -8,7 +8,8 @@ column), and how the target is filled (source rows joined to the map on their ra
 values). Its raw columns are made from the source itself (``CREATE TABLE ... AS SELECT
 ... WHERE 1 = 0``), so they have the source's types and joins compare like with like.
 ``first_key`` is the lowest key of the rows holding the value; it lives in the run's
-connection and vanishes with it.
+connection and vanishes with it. A pseudonymising run's map also holds each raw name's (and last
+name's) pseudonym, computed in Python: what the target keeps in their place.
 
 Before the fill the map is **resolved**: joined once to the answers table into a second
 temporary table holding each raw value's result columns, the row that carries its
@@ -31,12 +32,15 @@ from typing import Any
 
 from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.engine.ports import Question
+from airflow_provider_namelookup.personal.pseudonym import Pseudonymiser
 from airflow_provider_namelookup.warehouse.dialects import Names
 from airflow_provider_namelookup.warehouse.schema import Column, result_columns
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 
 _TYPED = (Column("query_hash", "text", 64), Column("error", "longtext"), Column("chunk", "int"),
           Column("batch", "int"))
+PSEUDONYM = Column("pseudonym", "text", 64)
+"""The type of a pseudonym column (64 hex digits)."""
 
 
 class ValueMap:
@@ -46,11 +50,15 @@ class ValueMap:
     :param names: the source's names (without parameters: the map is made by a statement that binds none).
     :param schema: where staging tables go on a warehouse whose temporary tables are not private
         to the session (the answers table's schema; None: the connection's default).
+    :param pseudonymiser: a pseudonymising run's: the map holds the pseudonyms of the raw name
+        (``pseudo_name``) and last name (``pseudo_last_name``) beside them.
     """
 
-    def __init__(self, session: WarehouseSession, names: Names, *, schema: str | None = None) -> None:
+    def __init__(self, session: WarehouseSession, names: Names, *, schema: str | None = None,
+                 pseudonymiser: Pseudonymiser | None = None) -> None:
         self.session = session
         self.names = names
+        self.pseudonymiser = pseudonymiser
         self.suffix = suffix = uuid.uuid4().hex[:12]
         self.schema = schema
         self.name = self.staging_name("namelookup_map")
@@ -75,14 +83,22 @@ class ValueMap:
                 *(["raw_country"] if self.names.country else [])]
 
     @property
+    def pseudonym_columns(self) -> list[str]:
+        """The pseudonyms of the raw name and last name (none when the run keeps them in clear)."""
+        if self.pseudonymiser is None:
+            return []
+        return ["pseudo_name", *(["pseudo_last_name"] if self.names.last_name else [])]
+
+    @property
     def columns(self) -> list[str]:
-        return [*self.raw_columns, "first_key", "query_hash", "error", "chunk", "batch"]
+        return [*self.raw_columns, "first_key", "query_hash", "error", "chunk", "batch", *self.pseudonym_columns]
 
     def _create(self) -> None:
         d, n = self.session.dialect, self.names
         raw = [f"{n.name} AS raw_name", *([f"{n.last_name} AS raw_last_name"] if n.last_name else []),
                *([f"{n.country} AS raw_country"] if n.country else []), f"{d.nullable_like(n.key)} AS first_key"]
-        for statement in d.create_temp_like_source(self.name, n, raw, _TYPED):
+        typed = (*_TYPED, *(Column(c, PSEUDONYM.kind, PSEUDONYM.length) for c in self.pseudonym_columns))
+        for statement in d.create_temp_like_source(self.name, n, raw, typed):
             self.session.execute(statement)
         self.made.append(self.name)
         self.created = True
@@ -99,7 +115,11 @@ class ValueMap:
             name, country, last_name = question.ref
             error = None if question.error is None else str(question.error)
             raw = (name, *((last_name,) if self.names.last_name else ()), *((country,) if self.names.country else ()))
-            rows.append((*raw, question.first_key, question.query_hash, error, chunk, self.batches))
+            hidden: tuple[Any, ...] = ()
+            if (pseudonymiser := self.pseudonymiser) is not None:
+                hidden = (pseudonymiser.value(name),
+                          *((pseudonymiser.value(last_name),) if self.names.last_name else ()))
+            rows.append((*raw, question.first_key, question.query_hash, error, chunk, self.batches, *hidden))
             self.has_null_name = self.has_null_name or name is None
         self.session.load(self.name, self.columns, rows)
         self.session.commit()
@@ -118,7 +138,7 @@ class ValueMap:
         self.session.require_temporaries()
         d = self.session.dialect
         results = ", ".join(f"a.{c.name}" for c in result_columns(lookup))
-        raw = ", ".join(f"m.{c}" for c in self.raw_columns)
+        raw = ", ".join(f"m.{c}" for c in (*self.raw_columns, *self.pseudonym_columns))
         select = (f"SELECT {raw}, m.query_hash, m.error, "
                   f"{d.lowest_key('m.first_key', key_sample, over='PARTITION BY m.query_hash')} AS charge_key, "
                   f"CASE WHEN a.paid_for = {d.literal(paid_for)} THEN a.credits ELSE 0 END AS price_here, {results} "

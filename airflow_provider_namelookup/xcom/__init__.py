@@ -21,6 +21,8 @@ from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.ports import LookupService, Result
 from airflow_provider_namelookup.engine.progress import RunProgress
 from airflow_provider_namelookup.engine.run import LookupRun, RunOptions
+from airflow_provider_namelookup.personal.pseudonym import Pseudonymiser
+from airflow_provider_namelookup.personal.service import PseudonymisingService
 from airflow_provider_namelookup.xcom.cache import MemoryAnswerCache
 from airflow_provider_namelookup.xcom.sink import ListResults
 from airflow_provider_namelookup.xcom.source import ListQuestions, as_item_list
@@ -79,7 +81,10 @@ def list_run(rules: QueryRules, items: Sequence[Any], service: LookupService, lo
         in its cache, before the summary), to keep what it paid for.
     """
     cache = MemoryAnswerCache(saved)
-    sink = ListResults(cache, rules.abstain)
+    pseudonymiser = Pseudonymiser(rules.identity_key) if rules.identity_key is not None else None
+    if pseudonymiser is not None:  # the echoes are hashed as each answer comes, before the cache or the stash
+        service = PseudonymisingService(service, pseudonymiser)
+    sink = ListResults(cache, rules.abstain, pseudonymiser)
     run: ListRun
 
     def failed(err: BaseException, paid: int, maybe_charged: int) -> None:

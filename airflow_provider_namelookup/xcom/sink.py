@@ -17,6 +17,7 @@ from typing import Any
 
 from airflow_provider_namelookup.engine.abstain import Abstain
 from airflow_provider_namelookup.engine.ports import Question, Result, RunOutcome
+from airflow_provider_namelookup.personal.pseudonym import Pseudonymiser
 from airflow_provider_namelookup.xcom.cache import MemoryAnswerCache
 
 NOT_ANSWERED = {"status_id": "not-answered", "field": None, "detail": "no answer was received"}
@@ -30,11 +31,15 @@ class ListResults:
     :param cache: the run's answers.
     :param abstain: gender answers below its thresholds are given as ``unknown`` (their
         probability and samples kept).
+    :param pseudonymiser: a pseudonymising run's: each result's ``input`` holds the pseudonym of
+        the name it was asked for (the answers' own echoes are hashed as they come).
     """
 
-    def __init__(self, cache: MemoryAnswerCache, abstain: Abstain | None = None) -> None:
+    def __init__(self, cache: MemoryAnswerCache, abstain: Abstain | None = None,
+                 pseudonymiser: Pseudonymiser | None = None) -> None:
         self.cache = cache
         self.abstain = abstain
+        self.pseudonymiser = pseudonymiser
         self.results: list[Result] = []
 
     async def prepare(self, *, create: bool) -> bool:
@@ -51,7 +56,10 @@ class ListResults:
             answer = answers[question.query_hash]
             if self.abstain is not None:
                 answer = self.abstain.written(answer)
-            return {**answer, "input": question.query.to_payload()}
+            payload = question.query.to_payload()
+            if self.pseudonymiser is not None:
+                payload = self.pseudonymiser.payload(payload)
+            return {**answer, "input": payload}
         if question.query_hash in outcome.deferred:
             return {"error": dict(DEFERRED)}
         return {"error": dict(NOT_ANSWERED)}

@@ -34,6 +34,7 @@ SNIPPETS = {
     "accuracy-notebook": RUN,
     "usage-record-store": RUN,
     "smallest-dialect": RUN,
+    "pseudonym-by-value": RUN,
 }
 """How each named snippet of the pages runs (a new Python snippet needs a name and an entry here)."""
 README_SNIPPETS = {"readme-minimal-dag": DAG_FILE}

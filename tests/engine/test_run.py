@@ -141,7 +141,8 @@ def test_the_log_says_where_it_looks_up_and_folds_invalid_values(emulator: Any, 
                                                                  log: Any) -> None:
     token = make_account(credits=10)
     items = ["Anna", "", "", "x" * 60, {"first_name": "Ben", "country": "Germany"}]
-    _run(QueryRules(LookupKind.GENDER, secrets=frozenset({token})), items, emulator.url, token, log)
+    _run(QueryRules(LookupKind.GENDER, secrets=frozenset({token})), items, emulator.url, token, log,
+         options=RunOptions(log_values=True))
     assert log.lines[0] == f"Name Lookup service: {emulator.url}"  # once, first; never the token
     invalid = [line for line in log.lines if line.startswith("Invalid, costs nothing")]
     assert len(invalid) == 3  # the two empty names fold into one line
@@ -156,6 +157,18 @@ def test_the_log_says_where_it_looks_up_and_folds_invalid_values(emulator: Any, 
 def test_a_token_inside_an_invalid_value_is_masked(emulator: Any, make_account: Any, log: Any) -> None:
     token = make_account(credits=10)
     secret = token  # a long random token: refused anywhere in a name
-    _run(QueryRules(LookupKind.GENDER, secrets=frozenset({secret})), [f"Anna {secret}"], emulator.url, token, log)
+    _run(QueryRules(LookupKind.GENDER, secrets=frozenset({secret})), [f"Anna {secret}"], emulator.url, token, log,
+         options=RunOptions(log_values=True))
     assert all(secret not in line for line in log.lines)
     assert any("'Anna ***'" in line for line in log.lines)
+
+
+def test_invalid_values_are_named_by_key_unless_log_values(emulator: Any, make_account: Any, log: Any) -> None:
+    """A name is a person's: by default a log line names an invalid row by its key alone."""
+    token = make_account(credits=10)
+    items = ["Anna", "", "x" * 60, {"email": "no-mailbox-for-zoe"}]
+    _run(QueryRules(LookupKind.GENDER), items, emulator.url, token, log)
+    invalid = [line for line in log.lines if line.startswith("Invalid, costs nothing")]
+    assert invalid[0].startswith("Invalid, costs nothing: 1 row (e.g. key 1): ")
+    assert [line for line in log.lines if "xxxxxxxx" in line or "zoe" in line] == []
+    assert len(invalid) == 3

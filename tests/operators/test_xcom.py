@@ -36,7 +36,8 @@ def test_rows_from_a_query_pass_through_with_query_field(write_dag: Any, nameloo
                  {"customer_id": 2, "name": "Andrea Weber", "country": "DE"}, {"customer_id": 3}]
     tuple_rows = [[1, "Andrea"], [2, "Giulia"]]
     dag = write_dag(f"""
-        GenderLookupOperator(task_id="dicts", queries={dict_rows!r}, query_field="name", name_kind="full_name")
+        GenderLookupOperator(task_id="dicts", queries={dict_rows!r}, query_field="name", name_kind="full_name",
+                             pseudonymise=False)  # the full names echoed in clear, as the DAG gave them
         GenderLookupOperator(task_id="tuples", queries={tuple_rows!r}, query_field=1, country="IT")
     """)
     assert str(dag.run().state) == "success"
