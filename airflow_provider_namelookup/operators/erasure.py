@@ -64,7 +64,8 @@ class SqlNameLookupErasureOperator(BaseSQLOperator):
     :param older_than: also delete every answer stored longer ago than this (a ``timedelta``, seconds or
         an ISO-8601 duration such as ``"P30D"``): retention, on its own or with an erasure.
     :param pseudonymised: the tables hold pseudonyms of values (``pseudonymise=True`` runs): values are
-        matched by their pseudonym, made with the key of ``pseudonymisation_conn_id``.
+        matched by their pseudonym, made with the key of ``pseudonymisation_conn_id``. Default (None): as
+        the lookup operators' ``pseudonymise`` default, on for ``email`` and ``full_name``.
     :param pseudonymisation_conn_id: the Airflow connection whose password is the pseudonymisation key.
     :param database: the database (schema) to use instead of the connection's (templated).
     :param hook_params: extra keyword arguments for the warehouse hook (templated).
@@ -77,7 +78,7 @@ class SqlNameLookupErasureOperator(BaseSQLOperator):
     def __init__(self, *, conn_id: str, answers_table: str, target_tables: Sequence[str] = (),
                  keys: People = (), values: People = (), name_kind: str = "first_name",
                  key_column: str | None = None, older_than: timedelta | float | str | None = None,
-                 pseudonymised: bool = False,
+                 pseudonymised: bool | None = None,
                  pseudonymisation_conn_id: str = DEFAULT_PSEUDONYMISATION_CONN_ID, **kwargs: Any) -> None:
         super().__init__(conn_id=conn_id, **kwargs)
         if isinstance(target_tables, str):
@@ -89,7 +90,7 @@ class SqlNameLookupErasureOperator(BaseSQLOperator):
         self.name_kind = name_kind
         self.key_column = key_column
         self.older_than = period(older_than, "older_than")
-        self.pseudonymised = pseudonymised
+        self.pseudonymised = name_kind in ("email", "full_name") if pseudonymised is None else pseudonymised
         self.pseudonymisation_conn_id = pseudonymisation_conn_id
         for argument, given in (("keys", keys), ("values", values)):
             if isinstance(given, str | bytes) or not (callable(given) or isinstance(given, Sequence)):

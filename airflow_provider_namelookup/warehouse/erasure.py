@@ -144,6 +144,29 @@ class Erasure:
             return {pseudonym(self.pseudonym_key, v) for v in self.values}
         return {normalise_text(v).casefold() for v in self.values}
 
+    def said(self, first: Any, last: Any) -> str | None:
+        """A stored first name and last name (each a pseudonym in a pseudonymised table) as one of
+        :meth:`wanted`'s values, or None: no such value was asked for."""
+        if not isinstance(first, str) or not isinstance(last, str) or not last.strip():
+            return None
+        if self.pseudonym_key is None:
+            return self.normalised(f"{first} {last}")
+        return self._pseudonymised_pairs().get((first.lower(), last.lower()))
+
+    def _pseudonymised_pairs(self) -> dict[tuple[str, str], str]:
+        """Each value split at each blank into a first and a last name, as the pair of pseudonyms a
+        pseudonymised table keeps of the two (a first name's and a last name's column), and the value's
+        own pseudonym: the table does not keep where the value was split."""
+        assert self.pseudonym_key is not None
+        pairs: dict[tuple[str, str], str] = {}
+        for value in self.values:
+            words = normalise_text(value).split(" ")
+            for cut in range(1, len(words)):
+                first, last = " ".join(words[:cut]), " ".join(words[cut:])
+                pairs[(pseudonym(self.pseudonym_key, first), pseudonym(self.pseudonym_key, last))] = \
+                    pseudonym(self.pseudonym_key, value)
+        return pairs
+
 
 @dataclass
 class ErasureCounts:
@@ -222,9 +245,7 @@ def _rows_of(session: WarehouseSession, target: str, request: Erasure) -> tuple[
         wanted = request.wanted()
         last = SOURCE_LAST_NAME if SOURCE_LAST_NAME in present else None
         for row_key, name, last_name, query_hash in session.fetchall(d.rows_with_values(target, key, last)):
-            said = {request.normalised(name)}
-            if isinstance(name, str) and isinstance(last_name, str) and last_name.strip():
-                said.add(request.normalised(f"{name} {last_name}"))
+            said = {request.normalised(name), request.said(name, last_name)}
             if said & wanted:
                 keys.add(row_key)
                 if query_hash:
@@ -245,7 +266,7 @@ def _answers_by_value(session: WarehouseSession, answers: str, request: Erasure)
         if request.name_kind == "first_name":
             said = request.normalised(first) if not last else None
         else:
-            said = request.normalised(f"{first} {last}") if isinstance(last, str) and last else None
+            said = request.said(first, last)
         if said is not None and said in wanted:
             found.add(query_hash)
     return found

@@ -115,3 +115,34 @@ def test_retention_is_checked_on_the_table_operators() -> None:
     assert SqlGenderLookupOperator(**args, retention="PT36H").retention == timedelta(hours=36)
     with pytest.raises(ValueError, match="retention must be a positive timedelta, number of seconds or ISO-8601"):
         SqlGenderLookupOperator(**args, retention="-P1D")
+
+
+@pytest.mark.database
+def test_a_full_name_kept_as_two_pseudonyms_is_erased_by_its_value(sqlite_warehouse: Any, write_dag: Any,
+                                                                     namelookup: Any) -> None:
+    """A run with ``last_name_column`` keeps a first and a last name as two pseudonyms (pseudonymised by
+    default), and the erasure of ``name_kind='full_name'`` (pseudonymised by default too) finds the person
+    by the full name however its words were split between the two columns, in the target and in the
+    answers' echoes; the other person with the same first name stays."""
+    house = sqlite_warehouse
+    table = house.create_people([(1, "Anna Maria", "Miller", None), (2, "Anna", "Maria Miller", None),
+                                 (3, "Anna Maria", "Schmidt", None), (4, "John", "Smith", None)])
+    enrich = write_dag(f"SqlGenderLookupOperator(task_id='enrich', conn_id={house.conn_id!r}, "
+                       f"source_table={table!r}, key_column='customer_id', name_column='name', "
+                       f"last_name_column='last_name', answers_table={house.answers_table!r})")
+    assert str(enrich.run().state) == "success"
+    paid = 100 - namelookup.remaining()
+    names = house.rows(f"SELECT source_name, source_last_name FROM {table}_gender")
+    assert all(len(first) == len(last) == 64 for first, last in names)  # pseudonyms, not names
+    erase = write_dag(f"""
+        from airflow_provider_namelookup.operators import SqlNameLookupErasureOperator
+        SqlNameLookupErasureOperator(task_id='erase', conn_id={house.conn_id!r}, answers_table={house.answers_table!r},
+                                     target_tables=[{table + '_gender'!r}], key_column='customer_id',
+                                     values=['anna maria  MILLER'], name_kind='full_name')
+    """)
+    assert str(erase.run().state) == "success"
+    assert erase.xcom("erase")["target_rows_erased"] == 2
+    assert sorted(r[0] for r in house.rows(f"SELECT customer_id FROM {table}_gender")) == [3, 4]
+    assert str(enrich.run().state) == "success"  # only the erased person's questions are asked again
+    assert 100 - namelookup.remaining() == paid + enrich.xcom("enrich")["credits_used"]
+    assert enrich.xcom("enrich")["lookups"] == 1  # rows 1 and 2 ask one question: anna maria miller
