@@ -157,7 +157,8 @@ class VariableStash(_BestEffort):
     def _raw(self) -> Any:
         from airflow.providers.common.compat.sdk import Variable
 
-        return Variable.get(self.key, default=None, deserialize_json=True)
+        # the default positionally: Airflow 2 calls it default_var, the Task SDK default
+        return Variable.get(self.key, None, deserialize_json=True)
 
     def _get(self) -> Any:
         stored = self._raw()

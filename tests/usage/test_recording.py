@@ -215,7 +215,7 @@ def test_sigterm_midway_writes_the_record_before_the_worker_is_killed(airflow_db
     dag_id = f"test_sigterm_{os.getpid()}_{int(time.time())}"
     (airflow_db / f"{dag_id}.py").write_text(textwrap.dedent(f"""
         import pendulum
-        from airflow.sdk import DAG
+        from airflow.providers.common.compat.sdk import DAG
         from airflow_provider_namelookup.operators import GenderLookupOperator
 
         with DAG({dag_id!r}, schedule=None, start_date=pendulum.datetime(2026, 1, 1), catchup=False) as dag:
