@@ -166,7 +166,7 @@ def test_approved_enrichment_refuses_to_ask_without_the_hitl_operators(monkeypat
                                                    r"ApprovalOperator .* on Airflow 3.1 or later.* Upgrade "
                                                    r"apache-airflow-providers-standard"):
         dag.get_task("approve").python_callable()
-    assert str(dag.get_task("enrich").trigger_rule) == "none_failed_min_one_success"
+    assert dag.get_task("enrich").trigger_rule == "none_failed_min_one_success"
     assert dag.get_task("approve").downstream_task_ids == {"enrich"}
 
 
