@@ -100,6 +100,7 @@ def test_the_ui_gets_the_connection_form() -> None:
     assert extras["max_concurrency"]["schema"]["title"] == "Max requests in flight"
 
 
+@pytest.mark.floor
 @pytest.mark.skipif(AIRFLOW_V_3_0_PLUS, reason="Airflow 3's UI reads the form through its API: the test above")
 def test_the_flask_appbuilder_ui_gets_the_connection_form() -> None:
     """Airflow 2.11's webserver builds the form from what ProvidersManager collected of the hook."""

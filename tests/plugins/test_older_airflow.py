@@ -12,7 +12,8 @@ import pytest
 
 from airflow_provider_namelookup.version_compat import AIRFLOW_V_3_0_PLUS, AIRFLOW_V_3_1_PLUS
 
-pytestmark = [pytest.mark.compat, pytest.mark.skipif(AIRFLOW_V_3_1_PLUS, reason="the view is registered from 3.1 on")]
+pytestmark = [pytest.mark.compat, pytest.mark.floor,
+              pytest.mark.skipif(AIRFLOW_V_3_1_PLUS, reason="the view is registered from 3.1 on")]
 
 # The web UI of this release built in-process, as its server builds it, and its health check asked.
 WEB_UI_HEALTH = {
