@@ -134,8 +134,8 @@ docs: $(STAMP)
 	$(BIN)/python -m sphinx -b html -W --keep-going -q -d docs/_build/doctrees docs docs/_build/html
 	@echo "make docs: docs/_build/html/index.html"
 
-# The version matrix (docs/installation.md "Supported versions"): the smoke subset (pytest -m compat) on Airflow 3.1
-# and 3.2 with Python 3.11 and on Airflow 3.3 with Python 3.12 and 3.13, in venvs built from compat/*.txt
+# The version matrix (docs/installation.md "Supported versions"): the smoke subset (pytest -m compat) on Airflow 2.11,
+# 3.0, 3.1 and 3.2 with Python 3.11 and on Airflow 3.3 with Python 3.12 and 3.13, in venvs built from compat/*.txt
 # and cached in ~/.cache/airflow-provider-namelookup/compat (the provider is installed from this tree).
 test-compat:
 	$(PYTHON) compat/matrix.py run

@@ -20,7 +20,7 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0"
 
-MIN_AIRFLOW_RELEASE = "3.1"
+MIN_AIRFLOW_RELEASE = "2.11"
 """The oldest Airflow minor release supported (pyproject.toml's floor, the README and the
 installation page say the same)."""
 
@@ -28,7 +28,7 @@ installation page say the same)."""
 def get_provider_info() -> dict[str, Any]:
     """The provider's registration for Airflow's ProvidersManager (entry point target).
 
-    The connection form is declared here for Airflow 3.2 and later; Airflow 3.1 asks the
+    The connection form is declared here for Airflow 3.2 and later; Airflow 2.11 to 3.1 ask the
     hook for the same form (see :mod:`airflow_provider_namelookup.connection_form`).
     """
     from airflow_provider_namelookup.connection_form import CONN_TYPE, conn_fields, ui_field_behaviour

@@ -2,7 +2,7 @@
 
 Airflow 3.2 and later read the form from the provider info (``conn-fields`` and
 ``ui-field-behaviour``, see :func:`conn_fields` and :func:`ui_field_behaviour`) without
-importing the hook. Airflow 3.1 asks the hook instead (``get_connection_form_widgets``
+importing the hook. Airflow 2.11 to 3.1 ask the hook instead (``get_connection_form_widgets``
 and ``get_ui_field_behaviour``), which build wtforms fields from the same definitions
 (:func:`form_widgets`, :func:`hook_field_behaviour`); wtforms and Flask-AppBuilder are
 imported only then, so a bare Airflow without them never needs them.

@@ -24,10 +24,13 @@ def get_base_airflow_version_tuple() -> tuple[int, int, int]:
     return version.major, version.minor, version.micro
 
 
+AIRFLOW_V_3_0_PLUS: bool = get_base_airflow_version_tuple() >= (3, 0, 0)
+"""Airflow 3: the Task SDK runs tasks, and the UI serves plugins' FastAPI apps (2.11 has neither)."""
 AIRFLOW_V_3_1_PLUS: bool = get_base_airflow_version_tuple() >= (3, 1, 0)
+"""Airflow has Human-in-the-loop operators (the approval) and React or external views in plugins."""
 AIRFLOW_V_3_2_PLUS: bool = get_base_airflow_version_tuple() >= (3, 2, 0)
 """Airflow reads the connection form from the provider info (``conn-fields``, ``ui-field-behaviour``)."""
 AIRFLOW_V_3_3_PLUS: bool = get_base_airflow_version_tuple() >= (3, 3, 0)
 """Airflow gives tasks ``context["task_state_store"]``, state that survives a retry."""
 
-__all__ = ["AIRFLOW_V_3_1_PLUS", "AIRFLOW_V_3_2_PLUS", "AIRFLOW_V_3_3_PLUS"]
+__all__ = ["AIRFLOW_V_3_0_PLUS", "AIRFLOW_V_3_1_PLUS", "AIRFLOW_V_3_2_PLUS", "AIRFLOW_V_3_3_PLUS"]

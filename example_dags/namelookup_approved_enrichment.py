@@ -32,23 +32,32 @@ from datetime import timedelta
 from typing import Any
 
 import pendulum
-from airflow.providers.common.compat.sdk import AirflowOptionalProviderFeatureException
-from airflow.sdk import DAG, BaseHook, Param, task
+from airflow import __version__ as airflow_version
+from airflow.providers.common.compat.sdk import (
+    DAG,
+    AirflowFailException,
+    AirflowOptionalProviderFeatureException,
+    BaseHook,
+    Param,
+    task,
+)
 
 from airflow_provider_namelookup.hooks.namelookup import NameLookupHook
 from airflow_provider_namelookup.operators import SqlGenderLookupOperator
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 
 try:
-    from airflow.providers.standard.operators.empty import EmptyOperator
     from airflow.providers.standard.operators.hitl import ApprovalOperator
 except (ImportError, AirflowOptionalProviderFeatureException) as missing:  # the latter: Airflow < 3.1
-    raise ImportError(
+    # The DAG still parses (and runs whatever needs no approval); asking a person fails, and nothing is spent.
+    ApprovalOperator = None  # type: ignore[misc, assignment]
+    NO_APPROVAL = (
         "namelookup_approved_enrichment needs Airflow's human-in-the-loop ApprovalOperator "
-        "(apache-airflow-providers-standard with operators.hitl, on Airflow 3.1 or later), which cannot be "
-        f"imported here: {missing}. Upgrade apache-airflow-providers-standard (and Airflow to 3.1+), or use "
-        "the namelookup_warehouse_enrichment example, which waits for credits without asking anyone."
-    ) from missing
+        "(apache-airflow-providers-standard with operators.hitl, on Airflow 3.1 or later) to ask before a large "
+        f"spend, which cannot be imported here (Airflow {airflow_version}): {missing}. Upgrade "
+        "apache-airflow-providers-standard (and Airflow to 3.1+), or use the namelookup_warehouse_enrichment "
+        "example, which waits for credits without asking anyone."
+    )
 
 WAREHOUSE = os.getenv("NAMELOOKUP_WAREHOUSE_CONN_ID", "namelookup_warehouse")
 CUSTOMERS = os.getenv("NAMELOOKUP_CUSTOMERS_TABLE", "customers")
@@ -94,14 +103,27 @@ with DAG(
         limit = min(int(params["auto_approve_below"]), AUTO_APPROVE_CEILING)
         return "auto_approved" if cost == 0 or cost < limit else "approve"
 
-    approve = ApprovalOperator(
-        task_id="approve",
-        subject="Spend {{ ti.xcom_pull(task_ids='review', key='cost') }} Name Lookup credits on "
-                f"{CUSTOMERS}?",
-        body="{{ ti.xcom_pull(task_ids='review', key='body') }}",
-        response_timeout=timedelta(days=2),  # unanswered: the run fails, nothing is spent
-    )
-    auto_approved = EmptyOperator(task_id="auto_approved")
+    approve: Any
+    if ApprovalOperator is not None:
+        approve = ApprovalOperator(
+            task_id="approve",
+            subject="Spend {{ ti.xcom_pull(task_ids='review', key='cost') }} Name Lookup credits on "
+                    f"{CUSTOMERS}?",
+            body="{{ ti.xcom_pull(task_ids='review', key='body') }}",
+            response_timeout=timedelta(days=2),  # unanswered: the run fails, nothing is spent
+        )
+    else:
+        @task(task_id="approve")
+        def cannot_ask() -> None:
+            raise AirflowFailException(NO_APPROVAL)
+
+        approve = cannot_ask()
+
+    @task(task_id="auto_approved")
+    def go_without_asking() -> None:
+        """Under the limit: nobody is asked."""
+
+    auto_approved = go_without_asking()
 
     enrich = SqlGenderLookupOperator(
         task_id="enrich",

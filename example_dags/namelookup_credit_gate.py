@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import pendulum
-from airflow.sdk import DAG, task
+from airflow.providers.common.compat.sdk import DAG, task
 
 from airflow_provider_namelookup.operators import GenderLookupOperator
 from airflow_provider_namelookup.sensors import NameLookupCreditsSensor

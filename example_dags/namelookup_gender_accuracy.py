@@ -26,7 +26,7 @@ import os
 import tempfile
 
 import pendulum
-from airflow.sdk import DAG
+from airflow.providers.common.compat.sdk import DAG
 
 from airflow_provider_namelookup.operators import (
     GenderEvaluationOperator,

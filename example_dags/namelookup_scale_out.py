@@ -29,7 +29,7 @@ import os
 from typing import Any
 
 import pendulum
-from airflow.sdk import DAG, BaseHook, Param, task
+from airflow.providers.common.compat.sdk import DAG, BaseHook, Param, task
 
 from airflow_provider_namelookup.operators import SqlGenderLookupOperator
 

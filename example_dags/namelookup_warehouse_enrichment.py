@@ -26,7 +26,7 @@ import os
 from datetime import timedelta
 
 import pendulum
-from airflow.sdk import DAG, Asset
+from airflow.providers.common.compat.sdk import DAG, Asset
 
 from airflow_provider_namelookup.operators import SqlCountryOfOriginOperator, SqlGenderLookupOperator
 from airflow_provider_namelookup.sensors import NameLookupCreditsSensor

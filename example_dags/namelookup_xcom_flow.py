@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 import pendulum
-from airflow.sdk import dag, task
+from airflow.providers.common.compat.sdk import dag, task
 
 from airflow_provider_namelookup.operators import GenderLookupOperator
 

@@ -18,7 +18,7 @@ from typing import Any
 
 DAG_HEADER = """\
 import pendulum
-from airflow.sdk import DAG, task
+from airflow.providers.common.compat.sdk import DAG, task
 from airflow_provider_namelookup.operators import (
     CountryOfOriginOperator, GenderLookupOperator, SqlCountryOfOriginOperator, SqlGenderLookupOperator)
 from airflow_provider_namelookup.sensors import NameLookupCreditsSensor
@@ -44,8 +44,16 @@ class DagHandle:
         return None if ti is None or ti.state is None else str(ti.state)
 
     def xcom(self, task_id: str, map_index: int = -1, key: str = "return_value") -> Any:
-        from airflow.models.xcom import XComModel
         from airflow.utils.session import create_session
+
+        from airflow_provider_namelookup.version_compat import AIRFLOW_V_3_0_PLUS
+
+        if not AIRFLOW_V_3_0_PLUS:  # Airflow 2 reads XCom through its XCom class
+            from airflow.models.xcom import XCom
+
+            return XCom.get_one(run_id=self.last_run.run_id, key=key, task_id=task_id, dag_id=self.dag_id,
+                                map_index=map_index)
+        from airflow.models.xcom import XComModel
 
         with create_session() as session:
             row = session.scalars(XComModel.get_many(
@@ -109,7 +117,7 @@ class Warehouse:
 
     @property
     def hook(self) -> Any:
-        from airflow.sdk import BaseHook
+        from airflow.providers.common.compat.sdk import BaseHook
 
         from airflow_provider_namelookup.operators.sql_hook import sql_hook
 

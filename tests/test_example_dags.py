@@ -151,16 +151,23 @@ def test_approved_enrichment_goes_on_without_asking_under_the_limit(small_custom
     assert 100 - namelookup.remaining() == 5
 
 
-def test_approved_enrichment_says_what_is_missing_without_the_hitl_operators(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """An older standard provider (no operators.hitl): the DAG's import error says what it needs."""
+@pytest.mark.compat
+def test_approved_enrichment_refuses_to_ask_without_the_hitl_operators(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Airflow before 3.1, or an older standard provider (no operators.hitl): the DAG still parses, and
+    its ``approve`` task fails saying what it needs; ``enrich`` then never runs, so nothing is spent."""
     import runpy
     import sys
 
+    from airflow.providers.common.compat.sdk import AirflowFailException
+
     monkeypatch.setitem(sys.modules, "airflow.providers.standard.operators.hitl", None)
-    with pytest.raises(ImportError, match=r"namelookup_approved_enrichment needs Airflow's human-in-the-loop "
-                                          r"ApprovalOperator .* Upgrade apache-airflow-providers-standard"):
-        runpy.run_path(str(EXAMPLES / "namelookup_approved_enrichment.py"))
+    dag = runpy.run_path(str(EXAMPLES / "namelookup_approved_enrichment.py"))["dag"]
+    with pytest.raises(AirflowFailException, match=r"namelookup_approved_enrichment needs Airflow's human-in-the-loop "
+                                                   r"ApprovalOperator .* on Airflow 3.1 or later.* Upgrade "
+                                                   r"apache-airflow-providers-standard"):
+        dag.get_task("approve").python_callable()
+    assert dag.get_task("enrich").trigger_rule == "none_failed_min_one_success"
+    assert dag.get_task("approve").downstream_task_ids == {"enrich"}
 
 
 def test_gender_accuracy(sqlite_warehouse: Any, namelookup: Any, airflow_db: Path, tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ import pytest
 
 from airflow_provider_namelookup import MIN_AIRFLOW_RELEASE, get_provider_info
 from airflow_provider_namelookup.connection_form import EXTRA_FIELDS
-from airflow_provider_namelookup.version_compat import AIRFLOW_V_3_2_PLUS
+from airflow_provider_namelookup.version_compat import AIRFLOW_V_3_0_PLUS, AIRFLOW_V_3_1_PLUS, AIRFLOW_V_3_2_PLUS
 
 PACKAGE = "airflow-provider-namelookup"
 EXTRA_NAMES = {"timeout", "connect_timeout", "batch_size", "max_retries", "max_concurrency"}
@@ -80,6 +80,10 @@ def _hook_meta() -> dict:
     return meta
 
 
+@pytest.mark.skipif(not AIRFLOW_V_3_0_PLUS, reason="Airflow 2's UI is Flask AppBuilder's: the test below")
+@pytest.mark.skipif(AIRFLOW_V_3_0_PLUS and not AIRFLOW_V_3_1_PLUS,
+                    reason="Airflow 3.0 builds any hook's form fields only with Flask AppBuilder installed "
+                           "(apache-airflow-providers-fab), which the af3.0 lock leaves out")
 def test_the_ui_gets_the_connection_form() -> None:
     meta = _hook_meta()
     assert meta["hook_name"] == "Name Lookup"
@@ -97,6 +101,25 @@ def test_the_ui_gets_the_connection_form() -> None:
         # Airflow 3.1 builds the schema from wtforms fields, which have no float field.
         assert field.kind in schema["type"] or (field.kind == "number" and "string" in schema["type"])
     assert extras["max_concurrency"]["schema"]["title"] == "Max requests in flight"
+
+
+@pytest.mark.floor
+@pytest.mark.skipif(AIRFLOW_V_3_0_PLUS, reason="Airflow 3's UI reads the form through its API: the test above")
+def test_the_flask_appbuilder_ui_gets_the_connection_form() -> None:
+    """Airflow 2.11's webserver builds the form from what ProvidersManager collected of the hook."""
+    from airflow.providers_manager import ProvidersManager
+
+    manager = ProvidersManager()
+    widgets = {name.removeprefix("extra__namelookup__"): info for name, info in manager.connection_form_widgets.items()
+               if name.startswith("extra__namelookup__")}
+    assert set(widgets) == EXTRA_NAMES
+    assert {info.hook_class_name for info in widgets.values()} == {"NameLookupHook"}
+    for field in EXTRA_FIELDS:
+        assert widgets[field.name].field.args[0] == field.label
+    behaviour = manager.field_behaviours["namelookup"]
+    assert behaviour["relabeling"] == {"host": "Base URL", "password": "API Token"}
+    assert behaviour["placeholders"]["host"] == "https://gender-api.com"
+    assert {"login", "port"} <= set(behaviour["hidden_fields"])
 
 
 def test_every_extra_field_has_a_one_line_description() -> None:

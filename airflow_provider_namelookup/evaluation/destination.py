@@ -92,7 +92,7 @@ def _refuse_foreign(existing: str | None, location: str) -> None:
 
 
 def _write_object(location: str, text: str, conn_id: str | None, base: str | None) -> str:
-    from airflow.sdk import ObjectStoragePath
+    from airflow.providers.common.compat.sdk import ObjectStoragePath
 
     rest = location.partition("://")[2]
     if ".." in PurePosixPath(rest).parts:

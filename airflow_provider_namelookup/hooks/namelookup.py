@@ -61,7 +61,7 @@ from functools import cached_property
 from typing import Any
 
 import httpx
-from airflow.sdk import BaseHook
+from airflow.providers.common.compat.sdk import BaseHook
 
 from airflow_provider_namelookup import __version__
 from airflow_provider_namelookup.api import (
@@ -244,7 +244,7 @@ class _NameLookupBase(BaseHook):
         :param settings: further :class:`ClientSettings` fields (``timeout``, ``retry``, ...).
         """
         if token:
-            from airflow.sdk.log import mask_secret
+            from airflow_provider_namelookup.secret_masking import mask_secret
 
             mask_secret(token)
         hook = cls(settings=ClientSettings(base_url=base_url.rstrip("/"), token=token, **settings),

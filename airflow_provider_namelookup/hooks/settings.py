@@ -7,7 +7,7 @@ the client; their names, defaults and limits are
 
 Example::
 
-    >>> from airflow.sdk import Connection
+    >>> from airflow.providers.common.compat.sdk import Connection
     >>> conn = Connection(conn_id="nl", conn_type="namelookup", host="http://127.0.0.1:8765",
     ...                   password="secret-token", extra='{"batch_size": 50, "max_concurrency": 16}')
     >>> settings = ClientSettings.from_connection(conn)

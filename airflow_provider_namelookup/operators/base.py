@@ -18,8 +18,7 @@ from dataclasses import replace
 from functools import cached_property
 from typing import Any, ClassVar
 
-from airflow.providers.common.compat.sdk import AirflowFailException, AirflowNotFoundException
-from airflow.sdk import BaseHook, BaseOperator
+from airflow.providers.common.compat.sdk import AirflowFailException, AirflowNotFoundException, BaseHook, BaseOperator
 
 from airflow_provider_namelookup.contract import HINT_FIELDS
 from airflow_provider_namelookup.engine.abstain import Abstain

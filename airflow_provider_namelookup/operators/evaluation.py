@@ -39,9 +39,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import closing
 from typing import Any, ClassVar, cast
 
-from airflow.providers.common.compat.sdk import AirflowNotFoundException, redact
+from airflow.providers.common.compat.sdk import AirflowNotFoundException, BaseOperator, Context, redact
 from airflow.providers.common.sql.operators.sql import BaseSQLOperator
-from airflow.sdk import BaseOperator, Context
 
 from airflow_provider_namelookup.evaluation import evaluate
 from airflow_provider_namelookup.evaluation.destination import write_text

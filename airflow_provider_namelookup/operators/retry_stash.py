@@ -155,9 +155,10 @@ class VariableStash(_BestEffort):
         self.where = f"the Airflow Variable {key!r}"
 
     def _raw(self) -> Any:
-        from airflow.sdk import Variable
+        from airflow.providers.common.compat.sdk import Variable
 
-        return Variable.get(self.key, default=None, deserialize_json=True)
+        # the default positionally: Airflow 2 calls it default_var, the Task SDK default
+        return Variable.get(self.key, None, deserialize_json=True)
 
     def _get(self) -> Any:
         stored = self._raw()
@@ -170,7 +171,7 @@ class VariableStash(_BestEffort):
         return stored.get("answers")
 
     def _set(self, answers: dict[str, dict[str, Any]]) -> None:
-        from airflow.sdk import Variable
+        from airflow.providers.common.compat.sdk import Variable
 
         if not self.secret:
             raise RuntimeError("the service connection has no token to sign them with")
@@ -179,7 +180,7 @@ class VariableStash(_BestEffort):
                                                       "deleted when it succeeds")
 
     def _delete(self) -> None:
-        from airflow.sdk import Variable
+        from airflow.providers.common.compat.sdk import Variable
 
         if self._raw() is not None:
             Variable.delete(self.key)

@@ -31,7 +31,7 @@ from airflow_provider_namelookup.warehouse.dialects import install_hint, warehou
 def sql_hook(conn_id: str, hook_params: dict[str, Any] | None = None) -> Any | None:
     """The common-sql hook of ``conn_id`` where its connection type registers another kind of hook;
     None where the connection type's own hook serves (or the connection cannot be read)."""
-    from airflow.sdk import BaseHook
+    from airflow.providers.common.compat.sdk import BaseHook
 
     try:
         conn_type = BaseHook.get_connection(conn_id).conn_type
@@ -55,8 +55,8 @@ def warehouse_hook(get_db_hook: Callable[[], Any], conn_id: str) -> Any:
 
 def _why_no_hook(conn_id: str, err: Exception) -> Exception:
     """A :class:`WarehouseInputError` naming what to change, or ``err`` when the connection is fine."""
+    from airflow.providers.common.compat.sdk import BaseHook
     from airflow.providers.common.sql.hooks.sql import DbApiHook
-    from airflow.sdk import BaseHook
 
     try:
         conn = BaseHook.get_connection(conn_id)

@@ -39,7 +39,7 @@ def service_token(conn_id: str | None) -> frozenset[str]:
     to report)."""
     if not conn_id:
         return frozenset()
-    from airflow.sdk import BaseHook
+    from airflow.providers.common.compat.sdk import BaseHook
 
     with contextlib.suppress(Exception):
         password = BaseHook.get_connection(conn_id).password
@@ -94,7 +94,7 @@ class MasksTokenBeforeRendering:
         rendered = [getattr(self, field, None) for field in self.template_fields]
         variants = case_variants(rendered, tokens)
         if variants:
-            from airflow.sdk.log import mask_secret
+            from airflow_provider_namelookup.secret_masking import mask_secret
 
             for variant in variants:
                 mask_secret(variant)

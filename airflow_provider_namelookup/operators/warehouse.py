@@ -38,8 +38,8 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any, ClassVar
 
+from airflow.providers.common.compat.sdk import Context
 from airflow.providers.common.sql.operators.sql import BaseSQLOperator
-from airflow.sdk import Context
 
 from airflow_provider_namelookup.engine.plan import LookupKind, QueryRules
 from airflow_provider_namelookup.heap import leaves_older_objects_alone

@@ -29,7 +29,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from airflow.sdk import Context
+from airflow.providers.common.compat.sdk import Context
 
 from airflow_provider_namelookup.engine.plan import LookupKind
 from airflow_provider_namelookup.heap import leaves_older_objects_alone

@@ -7,6 +7,10 @@ which has ``nav_top_level``); the page and its API are served by the plugin's ap
 :mod:`.app`). Every Airflow process loads plugins (a task's too), so this module stays
 cheap: the app is built on its first request.
 
+On Airflow 2.11 and 3.0 the plugin registers nothing (their UIs have no external views, and
+2.11's serves no FastAPI app) and says so once, in the log of the process that loads it: the
+webserver, scheduler and tasks run as without it.
+
 Example::
 
     >>> from airflow_provider_namelookup.plugins.credits_view import NameLookupCreditsPlugin
@@ -16,12 +20,15 @@ Example::
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
 from airflow.providers.common.compat.sdk import AirflowPlugin
 
-from airflow_provider_namelookup.version_compat import AIRFLOW_V_3_3_PLUS
+from airflow_provider_namelookup.version_compat import AIRFLOW_V_3_1_PLUS, AIRFLOW_V_3_3_PLUS
+
+log = logging.getLogger(__name__)
 
 URL_PREFIX = "/namelookup"
 VIEW_NAME = "Name Lookup credits"
@@ -95,5 +102,14 @@ class NameLookupCreditsPlugin(AirflowPlugin):
 
     name = "namelookup"
     # AirflowPlugin declares these as (mutable) attributes that every plugin sets on its class.
-    fastapi_apps = [{"app": LazyApp(_create_app), "url_prefix": URL_PREFIX, "name": VIEW_NAME}]  # noqa: RUF012
-    external_views = [_external_view()]  # noqa: RUF012
+    fastapi_apps = ([{"app": LazyApp(_create_app), "url_prefix": URL_PREFIX, "name": VIEW_NAME}]
+                    if AIRFLOW_V_3_1_PLUS else [])
+    external_views = [_external_view()] if AIRFLOW_V_3_1_PLUS else []
+
+    @classmethod
+    def on_load(cls, *args: Any, **kwargs: Any) -> None:
+        if not AIRFLOW_V_3_1_PLUS:
+            from airflow import __version__
+
+            log.info("The %s view needs Apache Airflow 3.1 or later (this is %s): it is not registered.",
+                     VIEW_NAME, __version__)

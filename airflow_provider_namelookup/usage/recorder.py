@@ -37,6 +37,7 @@ from typing import Any, ClassVar, TypeVar
 from airflow_provider_namelookup import metrics
 from airflow_provider_namelookup.usage import store
 from airflow_provider_namelookup.usage.record import UsageRecord
+from airflow_provider_namelookup.version_compat import AIRFLOW_V_3_0_PLUS
 
 log = logging.getLogger(__name__)
 
@@ -68,12 +69,24 @@ def _now() -> datetime:
 
 def _is_task_runtime(ti: Any) -> bool:
     """Whether ``ti`` is the task instance of a real run (a worker, ``dag.test()``), where the Task SDK
-    can write Variables; a bare ``execute()`` call gets no record."""
+    (on Airflow 2, the metadata database) can write Variables; a bare ``execute()`` call gets no record."""
+    if not AIRFLOW_V_3_0_PLUS:
+        from airflow.models.taskinstance import TaskInstance
+
+        return isinstance(ti, TaskInstance)
     try:
         from airflow.sdk.execution_time.task_runner import RuntimeTaskInstance
     except ImportError:  # pragma: no cover - every supported Task SDK has it
         return False
     return isinstance(ti, RuntimeTaskInstance)
+
+
+def _try_id(ti: Any) -> str:
+    """The try's own id: Airflow 3 gives each try a UUID; Airflow 2 none, so there the try's key stands
+    for it (only the credits view checks it, and it runs from Airflow 3.1 on)."""
+    if AIRFLOW_V_3_0_PLUS:
+        return str(ti.id)
+    return f"{ti.dag_id}/{ti.task_id}/{ti.run_id}/{getattr(ti, 'map_index', -1)}/{ti.try_number}"
 
 
 class TryUsage:
@@ -137,7 +150,7 @@ class TryUsage:
         return UsageRecord(
             dag_id=ti.dag_id, task_id=ti.task_id, run_id=ti.run_id,
             map_index=-1 if map_index is None else int(map_index), try_number=int(ti.try_number or 1),
-            ti_id=str(ti.id),
+            ti_id=_try_id(ti),
             conn_id=self.conn_id, lookup=self.lookup, state=state,
             credits_used=sum(s.credits_used for s in stats), requests=sum(s.requests for s in stats),
             credits_maybe_charged=sum(s.credits_maybe_charged for s in stats),

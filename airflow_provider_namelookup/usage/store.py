@@ -84,7 +84,7 @@ def write(record: UsageRecord) -> str:
 
     :raises Exception: whatever the Task SDK raises; callers treat writing as best effort.
     """
-    from airflow.sdk import Variable
+    from airflow.providers.common.compat.sdk import Variable
 
     key = key_of(record)
     Variable.set(key, record.as_dict(), description=DESCRIPTION, serialize_json=True)

@@ -154,7 +154,7 @@ def test_without_a_task_state_store_answers_survive_the_retry_in_a_variable(writ
     namelookup.set_credits(120)
     dag = write_dag(f"""
         from datetime import timedelta
-        from airflow.sdk import Variable
+        from airflow.providers.common.compat.sdk import Variable
 
         class WithoutStateStore(GenderLookupOperator):
             def execute(self, context):
