@@ -37,10 +37,11 @@ def enrich(params: dict[str, Any]) -> Callable[[], dict[str, Any]]:
     """A :mod:`benchmarks.child` job: the gender operator over ``customers``, ``pseudonymise`` as given."""
     from airflow_provider_namelookup.operators import SqlGenderLookupOperator
 
+    options: dict[str, Any] = {"pseudonymise": True} if params["pseudonymise"] else {}  # off: an earlier release too
     operator = SqlGenderLookupOperator(task_id="enrich_customers", conn_id=params["sql_conn_id"],
                                        source_table="customers", answers_table="namelookup_answers",
                                        key_column="customer_id", name_column="first_name", country_column="country",
-                                       **({"pseudonymise": True} if params["pseudonymise"] else {}))
+                                       **options)
     operator.get_db_hook()
 
     def work() -> dict[str, Any]:

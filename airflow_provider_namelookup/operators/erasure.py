@@ -28,8 +28,8 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
+from airflow.providers.common.compat.sdk import Context
 from airflow.providers.common.sql.operators.sql import BaseSQLOperator
-from airflow.sdk import Context
 
 from airflow_provider_namelookup.operators.base import UNFIXABLE_BY_RETRY, fail_without_retry_on_unfixable_errors
 from airflow_provider_namelookup.operators.sql_hook import sql_hook, warehouse_hook

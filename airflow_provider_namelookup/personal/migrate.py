@@ -230,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--to-key-conn-id", default=DEFAULT_PSEUDONYMISATION_CONN_ID)
     args = parser.parse_args(argv)
 
-    from airflow.sdk import BaseHook
+    from airflow.providers.common.compat.sdk import BaseHook
 
     from airflow_provider_namelookup.operators.sql_hook import sql_hook
     from airflow_provider_namelookup.warehouse.dialects import dialect_for

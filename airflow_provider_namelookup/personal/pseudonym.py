@@ -51,8 +51,7 @@ def pseudonymisation_key(conn_id: str = DEFAULT_PSEUDONYMISATION_CONN_ID) -> byt
     :raises InvalidArgument: the connection is missing, or its password empty or shorter than
         :data:`MIN_KEY_BYTES`; the message says how to make one.
     """
-    from airflow.providers.common.compat.sdk import AirflowNotFoundException
-    from airflow.sdk import BaseHook
+    from airflow.providers.common.compat.sdk import AirflowNotFoundException, BaseHook
 
     how = HOW_TO_MAKE_A_KEY.format(conn_id=conn_id)
     try:
@@ -64,7 +63,7 @@ def pseudonymisation_key(conn_id: str = DEFAULT_PSEUDONYMISATION_CONN_ID) -> byt
     if not password:
         raise InvalidArgument(f"pseudonymisation_conn_id {conn_id!r} holds no key: set its password to a long random "
                               f"secret; make one with: {how}")
-    from airflow.sdk.log import mask_secret
+    from airflow_provider_namelookup.secret_masking import mask_secret
 
     mask_secret(password)
     key = password.encode()
