@@ -51,7 +51,9 @@ def _forget(packages: set[str]) -> None:
 
 @pytest.fixture
 def litehouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """The litehouse package installed (for this test); the folder it is installed in."""
+    """The litehouse package installed (for this test); the folder it is installed in, none of its modules
+    imported yet (in a worker process that ran another test of it, an earlier install's could be)."""
+    _forget({"namelookup_litehouse"})
     yield pip_install(LITEHOUSE, tmp_path, monkeypatch)
     _forget({"namelookup_litehouse"})
 
