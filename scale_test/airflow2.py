@@ -1,7 +1,8 @@
 """``make airflow2-deployment`` (``python -m scale_test.airflow2``): the example DAGs on a real Airflow 2.11.
 
 The 3.x deployment (:mod:`scale_test.deployment`) in Airflow 2's shape: ``airflow webserver``,
-``airflow scheduler`` (which parses the DAGs itself on 2.11) and one ``airflow celery worker``,
+``airflow scheduler`` (which parses the DAGs itself on 2.11), one ``airflow celery worker`` and
+``airflow triggerer`` (the credit gate's sensor is deferrable),
 the CeleryExecutor with Redis (a database number of its own, 12 by default) as its broker and a
 PostgreSQL database of its own (created, then dropped) as metadata database and result backend.
 Airflow 2.11 runs from a venv built from ``compat/af2.11-py3.11-deployment.txt`` (the version
@@ -11,13 +12,14 @@ a real HTTP server; both connections come from ``AIRFLOW_CONN_*`` environment va
 
 What it checks, through the webserver's REST API (``/api/v1``, basic auth):
 
-1. ``namelookup_credit_gate`` (the credit sensor, deferrable, with enough credits) succeeds and
-   pays its five names once each;
+1. ``namelookup_credit_gate`` (the credit sensor, deferrable) succeeds and pays its five names
+   once each: once with enough credits (the first poke passes), once asking for more than are
+   left, so the sensor is deferred to ``airflow triggerer`` until the credits are topped up;
 2. ``namelookup_warehouse_enrichment`` on an SQLite warehouse succeeds and pays each distinct
    query once (gender: name and country, 1 credit; origin: name alone, 2 credits), counted
-   from the table without the provider's code paths that plan it;
+   from the warehouse's rows with the service's validation rules, against what the emulator charged;
 3. a second run of it, nothing changed, succeeds and pays nothing;
-4. the webserver's ``/health`` says the metadata database and the scheduler are healthy.
+4. the webserver's ``/health`` says the metadata database, the scheduler and the triggerer are healthy.
 
 Then everything it started is stopped (process groups and sessions; also on failure, Ctrl-C
 or SIGTERM), ``pgrep`` must find nothing left, the database is dropped and the run's Redis keys
@@ -158,7 +160,7 @@ def airflow2_venv(log: Callable[[str], None]) -> Path:
 
 @dataclass
 class Airflow2Deployment:
-    """Airflow 2.11 with the CeleryExecutor: webserver, scheduler, one Celery worker, the emulator.
+    """Airflow 2.11 with the CeleryExecutor: webserver, scheduler, triggerer, one Celery worker, the emulator.
 
     :param run_dir: where ``AIRFLOW_HOME``, the DAGs folder, the warehouse and ``logs/`` go (kept).
     :param venv: the Airflow 2.11 venv (its ``bin/airflow`` runs every Airflow component).
@@ -227,6 +229,7 @@ class Airflow2Deployment:
             "AIRFLOW__SCHEDULER__PARSING_PROCESSES": "1",
             "AIRFLOW__SCHEDULER__MIN_FILE_PROCESS_INTERVAL": "10",
             "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port()),
+            "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port()),
             "AIRFLOW_CONN_NAMELOOKUP_DEFAULT": json.dumps(
                 {"conn_type": "namelookup", "host": self.emulator_url, "password": self.token}),
             "AIRFLOW_CONN_NAMELOOKUP_WAREHOUSE": json.dumps({"conn_type": "sqlite", "host": str(self.warehouse)}),
@@ -265,16 +268,18 @@ class Airflow2Deployment:
         self.processes.start("webserver", [self.airflow, "webserver", "--hostname", "127.0.0.1",
                                            "--port", str(self.web_port)], cwd=self.run_dir)
         self.processes.start("scheduler", [self.airflow, "scheduler"], cwd=self.run_dir)
+        self.processes.start("triggerer", [self.airflow, "triggerer"], cwd=self.run_dir)
         self.processes.start("worker", [self.airflow, "celery", "worker", "--celery-hostname", "worker-1@%h",
                                         "--concurrency", "2", "--queues", self.queue,
                                         "--without-gossip", "--without-mingle"], cwd=self.run_dir)
-        log(f"started emulator, webserver (port {self.web_port}), scheduler and a Celery worker on queue "
+        log(f"started emulator, webserver (port {self.web_port}), scheduler, triggerer and a Celery worker on queue "
             f"{self.queue} ({self.broker_url})")
 
         timeout, check = self.options.start_timeout, self.processes.check_alive
         wait_for(lambda: httpx.get(f"{self.emulator_url}/emulator/health", timeout=5).is_success,
                  timeout=60, what="the emulator", check=check)
-        wait_for(self.healthy, timeout=timeout, what="the webserver and the scheduler", check=check, interval=1)
+        wait_for(self.healthy, timeout=timeout, what="the webserver, the scheduler and the triggerer", check=check,
+                 interval=1)
         wait_for(lambda: " ready." in self.processes.tail("worker", 400), timeout=timeout,
                  what="the Celery worker", check=check, interval=1)
         for dag_id in DAG_FILES:
@@ -349,7 +354,8 @@ class Airflow2Deployment:
 
     def healthy(self) -> bool:
         health = self.health()
-        return all((health.get(part) or {}).get("status") == "healthy" for part in ("metadatabase", "scheduler"))
+        return all((health.get(part) or {}).get("status") == "healthy"
+                   for part in ("metadatabase", "scheduler", "triggerer"))
 
     def _parsed(self, dag_id: str) -> bool:
         """Whether ``dag_id`` is known; an import error of its file fails at once, naming it."""
@@ -376,6 +382,13 @@ class Airflow2Deployment:
     def task_states(self, dag_id: str, run_id: str) -> dict[str, str | None]:
         instances = self.api("GET", f"/api/v1/dags/{dag_id}/dagRuns/{run_id}/taskInstances")["task_instances"]
         return {ti["task_id"]: ti["state"] for ti in instances}
+
+    def top_up(self, credits: int) -> int:
+        """Add ``credits`` to the account (the emulator's admin API); the credits left."""
+        answer = httpx.post(f"{self.emulator_url}/emulator/accounts/credits",
+                            json={"api_token": self.token, "add": credits}, timeout=10)
+        answer.raise_for_status()
+        return int(answer.json()["remaining_credits"])
 
     def credits_charged(self) -> int:
         answer = httpx.get(f"{self.emulator_url}/emulator/stats", timeout=10)
@@ -405,11 +418,17 @@ class Outcome:
             log(f"expectation broken: {failure}")
 
 
-def run_dag(deployment: Airflow2Deployment, dag_id: str, label: str, expected: int, outcome: Outcome) -> None:
-    """Trigger ``dag_id``, wait for it, and check its state and the credits it paid."""
+def run_dag(deployment: Airflow2Deployment, dag_id: str, label: str, expected: int, outcome: Outcome, *,
+            conf: dict[str, Any] | None = None, meanwhile: Callable[[str], None] | None = None) -> None:
+    """Trigger ``dag_id``, wait for it, and check its state and the credits it paid.
+
+    :param meanwhile: called with the run id once the run is triggered (e.g. to top the credits up).
+    """
     before = deployment.credits_charged()
     started = time.monotonic()
-    run_id = deployment.trigger(dag_id)
+    run_id = deployment.trigger(dag_id, conf)
+    if meanwhile is not None:
+        meanwhile(run_id)
     state = deployment.wait_for_run(dag_id, run_id)
     seconds = outcome.timings[label] = round(time.monotonic() - started, 1)
     paid = deployment.credits_charged() - before
@@ -422,11 +441,28 @@ def run_dag(deployment: Airflow2Deployment, dag_id: str, label: str, expected: i
 
 def scenario(deployment: Airflow2Deployment, pairs: list[tuple[Any, Any]], outcome: Outcome) -> None:
     run_dag(deployment, GATE_DAG_ID, "credit gate", expected_credits_of_gate(), outcome)
+    run_dag(deployment, GATE_DAG_ID, "credit gate, deferred until a top-up", expected_credits_of_gate(), outcome,
+            conf={"min_credits": deployment.top_up(0) + 500},
+            meanwhile=functools.partial(top_up_once_deferred, deployment))
     run_dag(deployment, ENRICHMENT_DAG_ID, "enrichment, first run", expected_credits(pairs), outcome)
     run_dag(deployment, ENRICHMENT_DAG_ID, "enrichment, second run (nothing changed)", 0, outcome)
     health = deployment.health()
     log("webserver /health: " + ", ".join(f"{k}={(v or {}).get('status')}" for k, v in sorted(health.items())))
     outcome.expect(deployment.healthy(), f"the webserver's /health is not healthy: {health}")
+
+
+def top_up_once_deferred(deployment: Airflow2Deployment, run_id: str) -> None:
+    """Wait until the gate's sensor is deferred to the triggerer (it asked for more credits than are
+    left), then add enough credits: the trigger fires and the run goes on."""
+    def deferred() -> bool:
+        state = deployment.task_states(GATE_DAG_ID, run_id).get("enough_credits")
+        if state in ("success", "skipped", "failed", "upstream_failed"):
+            raise RuntimeError(f"the gate's sensor ended {state} instead of waiting for credits")
+        return state == "deferred"
+
+    wait_for(deferred, timeout=120, what="the gate's sensor to be deferred", interval=1,
+             check=deployment.processes.check_alive)
+    log(f"the gate's sensor is deferred to the triggerer; {deployment.top_up(1_000):,} credits left after a top-up")
 
 
 def expected_credits_of_gate() -> int:

@@ -58,18 +58,37 @@ def database_exists(deployment: Airflow2Deployment) -> bool:
 
 @pytest.mark.database
 @pytest.mark.usefixtures("postgres_warehouse")  # skips, or fails in CI, when PostgreSQL is not reachable
-@pytest.mark.parametrize(("dies", "error"), [("", TimeoutError), ("scheduler", RuntimeError)])
-def test_a_failed_start_stops_everything_it_started(tmp_path: Path, dies: str, error: type[Exception]) -> None:
+@pytest.mark.parametrize(("dies", "error", "message"), [
+    ("", TimeoutError, "the webserver, the scheduler and the triggerer"),  # the webserver never answers
+    ("scheduler", RuntimeError, r"scheduler \(code 3\)"),
+])
+def test_a_failed_start_stops_everything_it_started(tmp_path: Path, dies: str, error: type[Exception],
+                                                    message: str) -> None:
     deployment = Airflow2Deployment(tmp_path / "run", fake_venv(tmp_path / "venv", dies),
                                     Options(start_timeout=3, redis_db=12))
     logged: list[str] = []
-    with pytest.raises(error, match="the webserver and the scheduler" if dies == "" else r"scheduler \(code 3\)"):
+    with pytest.raises(error, match=message):
         deployment.start(logged.append)
-    assert set(deployment.processes.sessions) and not deployment.processes.started
+    assert len(deployment.processes.sessions) == 5 and not deployment.processes.started  # emulator and 4 of Airflow
     assert deployment.processes.leftovers() == []
     assert not database_exists(deployment)
     assert not any("processes left" in line for line in logged), logged  # the stop itself got them all
     assert (deployment.log_dir / "emulator.log").exists() and (deployment.log_dir / "scheduler.log").exists()
+
+
+@pytest.mark.database
+@pytest.mark.usefixtures("postgres_warehouse")
+def test_ctrl_c_while_starting_stops_everything_started(tmp_path: Path) -> None:
+    deployment = Airflow2Deployment(tmp_path / "run", fake_venv(tmp_path / "venv"), Options(redis_db=12))
+
+    def interrupted_once_all_started(message: str) -> None:
+        if message.startswith("started emulator"):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        deployment.start(interrupted_once_all_started)
+    assert len(deployment.processes.sessions) == 5 and deployment.processes.leftovers() == []
+    assert not database_exists(deployment)
 
 
 def test_the_environment_holds_nothing_of_this_interpreters_venv(tmp_path: Path,
