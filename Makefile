@@ -156,7 +156,7 @@ scale-test: $(SCALE_STAMP)
 # warehouse enrichment example on SQLite (twice: the second run pays nothing) and the credit gate, checked through
 # the webserver's REST API: about 2-4 minutes on 2 cores once its venv (compat/af2.11-py3.11-deployment.txt, cached
 # like the version matrix's) is built, hard-stopped at 15 (SIGTERM cleans up). Not part of .ci/run.
-airflow2-deployment: $(SCALE_STAMP)
+airflow2-deployment: $(STAMP)
 	timeout --signal=TERM --kill-after=30 900 $(BIN)/python -m scale_test.airflow2
 
 # The emulator on port 8765 with an account whose token stays the same across restarts, so the

@@ -50,7 +50,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, Self
@@ -133,9 +133,11 @@ def _compat_matrix() -> Any:
     return module
 
 
-def airflow2_venv(log: Callable[[str], None]) -> Path:
+@contextlib.contextmanager
+def airflow2_venv(log: Callable[[str], None]) -> Iterator[Path]:
     """The cached Airflow 2.11 venv of :data:`LOCK_FILE` (built on first use), with this tree's provider
-    and emulator installed (editable, ``--no-deps``), as the version matrix builds its venvs."""
+    and emulator installed (editable, ``--no-deps``), as the version matrix builds its venvs; locked
+    until the block ends, so that another checkout does not install its tree into it meanwhile."""
     matrix = _compat_matrix()
     target = matrix.Target("af2.11-py3.11-deployment", "3.11", "2.11.2")
     where = matrix.venv_dir(target)
@@ -155,7 +157,7 @@ def airflow2_venv(log: Callable[[str], None]) -> Path:
             # The editable install's metadata in the tree would have Airflow load the plugin twice.
             shutil.rmtree(ROOT / "airflow_provider_namelookup.egg-info", ignore_errors=True)
             shutil.rmtree(matrix.EMULATOR / "namelookup_emulator.egg-info", ignore_errors=True)
-    return Path(venv)
+        yield Path(venv)
 
 
 @dataclass
@@ -488,8 +490,9 @@ def main(argv: list[str] | None = None) -> int:
     outcome = Outcome()
     deployment: Airflow2Deployment | None = None
     left: list[str] = []
+    holding = contextlib.ExitStack()
     try:
-        venv = args.venv or airflow2_venv(log)
+        venv = args.venv or holding.enter_context(airflow2_venv(log))
         version = subprocess.run([str(venv / "bin" / "python"), "-c", "import airflow; print(airflow.__version__)"],
                                  capture_output=True, text=True, check=True).stdout.strip()
         outcome.timings["venv"] = round(time.monotonic() - STARTED, 1)
@@ -510,6 +513,7 @@ def main(argv: list[str] | None = None) -> int:
             outcome.timings["stop"] = round(time.monotonic() - started, 1)
             log("stopped everything; pgrep finds nothing left" if not left
                 else f"{len(left)} processes had to be killed after stopping")
+        holding.close()
     if left:
         outcome.failures.append(f"processes left after stopping: {left}")
     total = time.monotonic() - STARTED
