@@ -152,10 +152,11 @@ bench: $(STAMP)
 scale-test: $(SCALE_STAMP)
 	timeout --signal=TERM --kill-after=30 720 $(BIN)/python -m scale_test
 
-# A real Airflow 2.11.2 deployment (webserver, scheduler, one Celery worker; PostgreSQL, Redis db 12) running the
-# warehouse enrichment example on SQLite (twice: the second run pays nothing) and the credit gate, checked through
-# the webserver's REST API: about 2-4 minutes on 2 cores once its venv (compat/af2.11-py3.11-deployment.txt, cached
-# like the version matrix's) is built, hard-stopped at 15 (SIGTERM cleans up). Not part of .ci/run.
+# A real Airflow 2.11.2 deployment (webserver, scheduler, triggerer, one Celery worker; PostgreSQL, Redis db 12)
+# running the credit gate (once deferred until a top-up) and the warehouse enrichment example on SQLite (twice: the
+# second run pays nothing), checked through the webserver's REST API: about 1.5-3 minutes on 2 cores once its venv
+# (compat/af2.11-py3.11-deployment.txt, cached like the version matrix's; about 1.5 minutes to build) exists,
+# hard-stopped at 15 (SIGTERM cleans up). Not part of .ci/run.
 airflow2-deployment: $(STAMP)
 	timeout --signal=TERM --kill-after=30 900 $(BIN)/python -m scale_test.airflow2
 

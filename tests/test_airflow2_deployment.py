@@ -12,19 +12,15 @@ from __future__ import annotations
 import sqlite3
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from scale_test.airflow2 import (
-    DAG_FILES,
-    GATE_DAG_ID,
-    GATE_NAMES,
-    Airflow2Deployment,
-    Options,
-    build_warehouse,
-    expected_credits,
-    expected_credits_of_gate,
-)
+if TYPE_CHECKING:
+    from scale_test.airflow2 import Airflow2Deployment
+
+# scale_test.airflow2 reaches PostgreSQL through psycopg2 (the [test] extra): imported in the tests, so that
+# the version matrix's venvs, which lack it, still collect this file (as tests/test_scale_harness.py does)
 
 FAKE_AIRFLOW = """#!{python}
 import os, subprocess, sys, time
@@ -64,6 +60,8 @@ def database_exists(deployment: Airflow2Deployment) -> bool:
 ])
 def test_a_failed_start_stops_everything_it_started(tmp_path: Path, dies: str, error: type[Exception],
                                                     message: str) -> None:
+    from scale_test.airflow2 import Airflow2Deployment, Options
+
     deployment = Airflow2Deployment(tmp_path / "run", fake_venv(tmp_path / "venv", dies),
                                     Options(start_timeout=3, redis_db=12))
     logged: list[str] = []
@@ -79,6 +77,8 @@ def test_a_failed_start_stops_everything_it_started(tmp_path: Path, dies: str, e
 @pytest.mark.database
 @pytest.mark.usefixtures("postgres_warehouse")
 def test_ctrl_c_while_starting_stops_everything_started(tmp_path: Path) -> None:
+    from scale_test.airflow2 import Airflow2Deployment, Options
+
     deployment = Airflow2Deployment(tmp_path / "run", fake_venv(tmp_path / "venv"), Options(redis_db=12))
 
     def interrupted_once_all_started(message: str) -> None:
@@ -93,6 +93,8 @@ def test_ctrl_c_while_starting_stops_everything_started(tmp_path: Path) -> None:
 
 def test_the_environment_holds_nothing_of_this_interpreters_venv(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from scale_test.airflow2 import Airflow2Deployment
+
     monkeypatch.setenv("PYTHONPATH", "/elsewhere")
     monkeypatch.setenv("VIRTUAL_ENV", "/work/main/.venv")
     monkeypatch.setenv("AIRFLOW__CORE__EXECUTOR", "LocalExecutor")
@@ -107,6 +109,15 @@ def test_the_environment_holds_nothing_of_this_interpreters_venv(tmp_path: Path,
 def test_the_expected_credits_count_each_distinct_query_once(tmp_path: Path) -> None:
     """Gender queries by name and country (1 credit), origin queries by name alone (2 credits), invalid rows
     free; the credit gate's names are the ones its DAG file asks about."""
+    from scale_test.airflow2 import (
+        DAG_FILES,
+        GATE_DAG_ID,
+        GATE_NAMES,
+        build_warehouse,
+        expected_credits,
+        expected_credits_of_gate,
+    )
+
     pairs = build_warehouse(tmp_path / "warehouse.db", 400)
     with sqlite3.connect(tmp_path / "warehouse.db") as db:
         assert db.execute("SELECT COUNT(*) FROM customers").fetchone() == (400,)
