@@ -57,10 +57,10 @@ from typing import Any, NoReturn, Self
 
 import httpx
 
-from airflow_provider_namelookup.errors import NameLookupValidationError
 from airflow_provider_namelookup.validation import validate_query
 from namelookup_emulator.sample import customer_rows
 from scale_test.deployment import free_port, wait_for
+from scale_test.facts import count_queries, query_key
 from scale_test.processes import Processes
 from scale_test.warehouse import PostgresServer
 
@@ -101,14 +101,9 @@ def expected_credits(pairs: Iterable[tuple[Any, Any]]) -> int:
     >>> expected_credits([("Anna", "DE"), ("anna", "de"), ("Anna", "FR"), ("", None)])
     4
     """
-    gender: set[str] = set()
-    origin: set[str] = set()
-    for name, country in pairs:
-        with contextlib.suppress(NameLookupValidationError):
-            gender.add(validate_query({"first_name": name, "country": country}).cache_key)
-        with contextlib.suppress(NameLookupValidationError):
-            origin.add(validate_query({"first_name": name}, hints=False).cache_key)
-    return len(gender) + ORIGIN_PRICE * len(origin)
+    pairs = list(pairs)
+    origin = {query_key(name, None) for name, _ in pairs} - {None}  # the name alone: its hint is not asked
+    return count_queries(pairs).distinct_queries + ORIGIN_PRICE * len(origin)
 
 
 def build_warehouse(path: Path, rows: int, seed: int = 2026) -> list[tuple[Any, Any]]:
