@@ -32,6 +32,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cached_property
 from typing import Any
 
 from airflow_provider_namelookup.contract import NAME_KINDS
@@ -151,8 +152,9 @@ class Erasure:
             return None
         if self.pseudonym_key is None:
             return self.normalised(f"{first} {last}")
-        return self._pseudonymised_pairs().get((first.lower(), last.lower()))
+        return self._pseudonymised_pairs.get((first.lower(), last.lower()))
 
+    @cached_property
     def _pseudonymised_pairs(self) -> dict[tuple[str, str], str]:
         """Each value split at each blank into a first and a last name, as the pair of pseudonyms a
         pseudonymised table keeps of the two (a first name's and a last name's column), and the value's
