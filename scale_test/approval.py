@@ -11,7 +11,8 @@ valid queries:
 2. A person approves through the REST API (``PATCH .../taskInstances/approve/-1/hitlDetails``,
    as the Required Actions page does).
 3. ``enrich``'s first try starts its lookups over a WAN-like latency; once the emulator has
-   charged some credits, it answers every request with HTTP 500, so the try fails (its client
+   charged a quarter of ``D`` (its ``after_credits`` fault setting, set before the run), it
+   answers every request with HTTP 500, so the try fails (its client
    gives up after its retries) with part of ``D`` spent. New rows with names nobody asked
    about yet are added, the errors switched off, and Airflow's retry (``[core]
    default_task_retries``) needs more than the approval has left: it must spend only that,
@@ -45,12 +46,13 @@ from scale_test.scenarios import ScenarioResult, collect, read_log
 ENRICH = "enrich"
 APPROVE = "approve"
 LATENCY_MS = (200, 500)
-"""The emulator's added latency while the first try looks up, so that the errors start while it spends:
-the first answers come after 200 ms, and the rest of its first window of requests (all of them, at 64
-in flight) are still waiting when the errors are switched on a poll later (the emulator draws a fault
-after the latency; at 100-300 ms the first try had 4,100 of 5,718 credits charged by then, too near the
-whole). The errors come without it: a try whose every request fails ends after its client's retries,
-about 10 s instead of 45 s at this latency."""
+"""The emulator's added latency while the first try looks up: its requests meet the fault draw spread over
+300 ms rather than at once, so few pass it before the charges reach the errors' gate (:data:`ERRORS_FROM`),
+and the first try stops well short of the whole."""
+ERRORS_FROM = 4
+"""The first try meets HTTP 500 once the emulator has charged a quarter of ``D`` (the fault setting
+``after_credits``): a point the emulator holds itself, where switching the errors on after a poll saw the
+first charge was a race a loaded machine lost (the whole of ``D`` charged before the switch)."""
 ADDED_BEFORE_RETRY = 300
 """Rows with new names added after the first try failed: the retry needs more than the approval has left."""
 ADDED_BEFORE_CLEAR = 200
@@ -69,7 +71,9 @@ def run_approval(deployment: Deployment, *, rows: int, seed: int, timeout: float
     log(f"[approval] {rows:,} rows, {facts.distinct_queries:,} distinct valid queries (D); auto-approve ceiling "
         f"{deployment.options.auto_approve_ceiling}; emulator latency {LATENCY_MS[0]}-{LATENCY_MS[1]} ms")
     deployment.reset_emulator_stats()
-    deployment.set_emulator_faults({"latency_ms": list(LATENCY_MS)})
+    # Held back by after_credits: nothing fails before the first try has been charged a quarter of D.
+    deployment.set_emulator_faults({"latency_ms": list(LATENCY_MS), "error_500": 1.0,
+                                    "after_credits": facts.distinct_queries // ERRORS_FROM})
     started = time.monotonic()
     finished = False
     try:
@@ -132,11 +136,8 @@ def _drive(deployment: Deployment, result: ScenarioResult, *, deadline: float, l
     log(f"[approval] {APPROVE} asked {result.extra['approval_asked_after_seconds']:.0f} s into the run: "
         f"{request.get('subject')!r}; approved through the REST API")
 
-    # The first try: errors once it has been charged something, so it fails with part of D spent.
-    wait_for(lambda: charged() > 0, timeout=left(), interval=0.02, what=f"{ENRICH}'s first try to be charged")
-    deployment.set_emulator_faults({"error_500": 1.0})  # also for the requests still in their latency
-    switched = time.monotonic()
-    at_switch = charged()
+    # The first try meets the errors once it has been charged part of D, so it fails with that part spent.
+    at_switch, switched = approved // ERRORS_FROM, time.monotonic()
 
     def first_try_over() -> str | None:
         first = [t for t in deployment.task_tries(result.run_id, dag_id=dag)
@@ -149,7 +150,8 @@ def _drive(deployment: Deployment, result: ScenarioResult, *, deadline: float, l
     added = deployment.warehouse.add_new_queries(ADDED_BEFORE_RETRY)  # before the retry (retry delay) starts
     deployment.set_emulator_faults({})
     log(f"[approval] HTTP 500 from {at_switch:,} credits charged on; the first try ended {first_state!r} "
-        f"{time.monotonic() - switched:.0f} s later with {first_charged:,} of {approved:,} credits charged; "
+        f"{time.monotonic() - switched:.0f} s after the approval with {first_charged:,} of {approved:,} credits "
+        "charged; "
         f"{added.rows} rows of new names added, errors off")
     result.extra.update({"credits_at_error_switch": at_switch, "credits_charged_in_try_1": first_charged,
                          "try_1_state": first_state, "rows_added_before_retry": added.rows})

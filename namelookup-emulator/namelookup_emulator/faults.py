@@ -20,7 +20,10 @@ and, independently, whether the answer is lost *after* processing:
 
 The shares are probabilities between 0 and 1; the four "before" shares may add up to at
 most 1. ``latency_ms`` is a fixed number or a ``[low, high]`` range drawn uniformly.
-``seed`` makes the draws repeatable.
+``seed`` makes the draws repeatable. ``after_credits`` holds the draws back (latency still
+applies) until the emulator has charged that many credits since its stats were last reset:
+a client's run then meets the faults part-way through its spending, at a point that does
+not depend on how fast anyone polls.
 
 Per-token limits are set here too, and answered with 429 and ``Retry-After`` after
 the latency and before the draws (:mod:`~namelookup_emulator.limits`):
@@ -75,6 +78,8 @@ class FaultConfig:
     :param drop_before: share of connections aborted before processing.
     :param drop_after: share of connections aborted after processing and charging.
     :param seed: seeds the random draws when set, for repeatable runs.
+    :param after_credits: no fault is drawn before the emulator has charged this many credits
+        (counted by :class:`Stats` since its last reset); 0: from the first request.
     :param token_max_in_flight: requests of one token answered at once; None: no limit.
     :param token_max_rps: requests of one token per second; None: no limit.
     :param token_retry_after: the ``Retry-After`` seconds when ``token_max_in_flight`` refuses.
@@ -88,6 +93,7 @@ class FaultConfig:
     drop_before: float = 0.0
     drop_after: float = 0.0
     seed: int | None = None
+    after_credits: int = 0
     token_max_in_flight: int | None = None
     token_max_rps: float | None = None
     token_retry_after: float = 1.0
@@ -110,6 +116,9 @@ class FaultConfig:
         object.__setattr__(self, "latency_ms", bounds if isinstance(latency, (list, tuple)) else latency)
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
             raise ValueError(f"seed must be an integer or null, got {self.seed!r}")
+        gate = self.after_credits
+        if isinstance(gate, bool) or not isinstance(gate, int) or gate < 0:
+            raise ValueError(f"after_credits must be an integer of at least 0, got {gate!r}")
         flight = self.token_max_in_flight
         if flight is not None and (isinstance(flight, bool) or not isinstance(flight, int) or flight < 1):
             raise ValueError(f"token_max_in_flight must be an integer of at least 1 or null, got {flight!r}")
@@ -195,9 +204,14 @@ class FaultInjector:
                 return self._random.uniform(*latency) / 1000.0
         return latency / 1000.0
 
-    def draw_before(self) -> FaultKind | None:
-        """The fault this request suffers before processing, if any."""
+    def draw_before(self, charged: int = 0) -> FaultKind | None:
+        """The fault this request suffers before processing, if any.
+
+        :param charged: credits the emulator has charged so far (held against ``after_credits``).
+        """
         config = self._config
+        if charged < config.after_credits:
+            return None
         with self._lock:
             point = self._random.random()
         for kind in BEFORE_KINDS:
@@ -207,10 +221,13 @@ class FaultInjector:
             point -= share
         return None
 
-    def draw_after(self) -> bool:
-        """Whether this request's answer is lost after processing."""
+    def draw_after(self, charged: int = 0) -> bool:
+        """Whether this request's answer is lost after processing.
+
+        :param charged: credits the emulator has charged so far (held against ``after_credits``).
+        """
         share = self._config.drop_after
-        if not share:
+        if not share or charged < self._config.after_credits:
             return False
         with self._lock:
             return self._random.random() < share
@@ -263,6 +280,12 @@ class Stats:
         with self._lock:
             self._queries += queries
             self._credits += credits
+
+    @property
+    def credits_charged(self) -> int:
+        """Credits charged since the last reset."""
+        with self._lock:
+            return self._credits
 
     def lost_after_charge(self, credits: int) -> None:
         with self._lock:

@@ -80,7 +80,7 @@ class ServiceMiddleware:
                 else:
                     fault = await self._before(scope, receive, observe)
                     if fault is None:
-                        if self.state.faults.draw_after():
+                        if self.state.faults.draw_after(self.state.stats.credits_charged):
                             await self._drop_after(scope, receive, outcome)
                         else:
                             await self.app(scope, receive, observe)
@@ -114,7 +114,7 @@ class ServiceMiddleware:
         latency = faults.latency_seconds()
         if latency > 0:
             await asyncio.sleep(latency)
-        kind = faults.draw_before()
+        kind = faults.draw_before(self.state.stats.credits_charged)
         if kind is None:
             return None
         self.state.stats.fault(kind)

@@ -38,6 +38,7 @@ def test_faults_are_off_by_default_and_configurable_over_http(admin: httpx.Clien
 @pytest.mark.parametrize("settings", [
     {"error_500": 1.5}, {"error_500": 0.6, "error_503": 0.6}, {"drop_after": -0.1}, {"latency_ms": [5, 1]},
     {"latency_ms": "fast"}, {"retry_after": -1}, {"unknown": 1}, {"seed": "x"}, {"error_500": True},
+    {"after_credits": -1}, {"after_credits": 2.5}, {"after_credits": True},
 ])
 def test_invalid_fault_settings_are_refused(admin: httpx.Client, settings: dict[str, object]) -> None:
     assert_problem(admin.put("/emulator/faults", json=settings), "generic-error")
@@ -121,6 +122,23 @@ def test_drop_after_a_refused_request_loses_nothing_paid(emulator: EmulatorServe
         _lookup(emulator, token, {"first_name": ""})
     stats = admin.get("/emulator/stats").json()
     assert stats["faults"]["drop_after"] == 1 and stats["answers_lost_after_charge"] == 0
+
+
+def test_faults_wait_for_the_credits_charged_since_the_stats_reset(
+        emulator: EmulatorServer, admin: httpx.Client, make_account: Callable[..., str]) -> None:
+    token = make_account(credits=20)
+    admin.put("/emulator/faults", json={"error_500": 1, "drop_after": 1, "after_credits": 5})
+    assert _lookup(emulator, token, [{"first_name": "Anna"}] * 3).status_code == 200  # 3 charged: under 5
+    assert _lookup(emulator, token, [{"first_name": "Anna"}] * 3).status_code == 200  # 3 < 5 when drawn: 6
+    assert_problem(_lookup(emulator, token), "generic-error", http_status=500)
+    assert emulator.state.remaining_credits(token) == 14
+    admin.delete("/emulator/stats")
+    admin.put("/emulator/faults", json={"drop_after": 1, "after_credits": 1})
+    assert _lookup(emulator, token).status_code == 200  # the reset started the count again
+    with pytest.raises(httpx.TransportError):
+        _lookup(emulator, token)
+    stats = admin.get("/emulator/stats").json()
+    assert stats["faults"]["drop_after"] == 1 and stats["credits_charged"] == 2
 
 
 def test_faults_spare_the_admin_endpoints(emulator: EmulatorServer, admin: httpx.Client) -> None:
