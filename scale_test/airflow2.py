@@ -53,13 +53,13 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, Self
+from typing import Any, NoReturn
 
 import httpx
 
 from airflow_provider_namelookup.validation import validate_query
 from namelookup_emulator.sample import customer_rows
-from scale_test.deployment import free_port, wait_for
+from scale_test.deployment_base import DeploymentBase, free_port, wait_for
 from scale_test.facts import count_queries, query_key
 from scale_test.processes import Processes
 from scale_test.warehouse import PostgresServer
@@ -156,7 +156,7 @@ def airflow2_venv(log: Callable[[str], None]) -> Iterator[Path]:
 
 
 @dataclass
-class Airflow2Deployment:
+class Airflow2Deployment(DeploymentBase):
     """Airflow 2.11 with the CeleryExecutor: webserver, scheduler, triggerer, one Celery worker, the emulator.
 
     :param run_dir: where ``AIRFLOW_HOME``, the DAGs folder, the warehouse and ``logs/`` go (kept).
@@ -169,7 +169,11 @@ class Airflow2Deployment:
     options: Options = field(default_factory=Options)
     server: PostgresServer = field(default_factory=PostgresServer)
 
+    api_version = "v1"
+
     def __post_init__(self) -> None:
+        super().__init__()
+        self.redis_db, self.dag_files = self.options.redis_db, DAG_FILES
         run = uuid.uuid4().hex[:8]
         self.meta_db = f"nl_af2_meta_{run}"
         self.queue = f"nl_af2_{run}"
@@ -182,19 +186,10 @@ class Airflow2Deployment:
         self.password = secrets.token_urlsafe(16)
         self._secret_key = secrets.token_urlsafe(32)
         self.processes = Processes(self.log_dir, self.env())
-        self._created: list[str] = []
 
     @property
     def web_url(self) -> str:
         return f"http://127.0.0.1:{self.web_port}"
-
-    @property
-    def emulator_url(self) -> str:
-        return f"http://127.0.0.1:{self.emulator_port}"
-
-    @property
-    def broker_url(self) -> str:
-        return f"redis://127.0.0.1:6379/{self.options.redis_db}"
 
     @property
     def airflow(self) -> str:
@@ -210,12 +205,7 @@ class Airflow2Deployment:
             "AIRFLOW_HOME": str(self.home),
             "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-            "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": self.server.sqlalchemy_url(self.meta_db),
-            "AIRFLOW__CELERY__BROKER_URL": self.broker_url,
-            "AIRFLOW__CELERY__RESULT_BACKEND": "db+" + self.server.sqlalchemy_url(self.meta_db, "postgresql"),
-            "AIRFLOW__CELERY__WORKER_PREFETCH_MULTIPLIER": "1",
-            "AIRFLOW__OPERATORS__DEFAULT_QUEUE": self.queue,
+            **self.celery_env(self.meta_db),
             # The webserver reads task logs from the worker's log server, signed with this key.
             "AIRFLOW__WEBSERVER__SECRET_KEY": self._secret_key,
             "AIRFLOW__WEBSERVER__WORKERS": "1",
@@ -234,22 +224,12 @@ class Airflow2Deployment:
 
     # start and stop --------------------------------------------------------------------------
 
-    def start(self, log: Callable[[str], None] = print) -> Self:
-        """Bring everything up; on any failure (Ctrl-C too), stop what was started and re-raise."""
-        try:
-            self._start(log)
-        except BaseException:
-            self.stop(log)
-            raise
-        return self
-
     def _start(self, log: Callable[[str], None]) -> None:
         for folder in (self.home, self.dags, self.log_dir):
             folder.mkdir(parents=True, exist_ok=True)
         for dag_file in DAG_FILES.values():
             shutil.copy(dag_file, self.dags / dag_file.name)
-        self.server.create(self.meta_db)
-        self._created.append(self.meta_db)
+        self.create_database(self.meta_db)
         started = time.monotonic()
         self._airflow_cli("db-migrate", ["db", "migrate"])
         self._airflow_cli("users-create", ["users", "create", "--username", ADMIN, "--password", self.password,
@@ -280,7 +260,7 @@ class Airflow2Deployment:
         wait_for(lambda: " ready." in self.processes.tail("worker", 400), timeout=timeout,
                  what="the Celery worker", check=check, interval=1)
         for dag_id in DAG_FILES:
-            wait_for(functools.partial(self._parsed, dag_id), timeout=timeout,
+            wait_for(functools.partial(self.parsed, dag_id), timeout=timeout,
                      what=f"the scheduler to parse {dag_id}", check=check, interval=1)
             self.api("PATCH", f"/api/v1/dags/{dag_id}?update_mask=is_paused", json={"is_paused": False})
         log(f"all up and both DAGs unpaused {time.monotonic() - started:.0f} s after the migration began")
@@ -293,57 +273,23 @@ class Airflow2Deployment:
             raise RuntimeError(f"airflow {' '.join(args[:2])} failed (exit {done.returncode}): "
                                f"{self.processes.tail(name, 15)}")
 
-    def stop(self, log: Callable[[str], None] = print) -> list[str]:
-        """Stop every process (their sessions), drop the database, delete the run's Redis keys;
-        return what ``pgrep`` still found after stopping (killed then; should be [])."""
-        self.processes.stop_all()
-        # An orphaned grandchild killed with its session is a zombie until init reaps it: give it a moment.
-        deadline = time.monotonic() + 10
-        while (left := self.processes.leftovers()) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if left:
-            log("processes left after stopping (killing them): " + "; ".join(left))
-            for line in left:
-                with contextlib.suppress(ProcessLookupError, ValueError):
-                    os.kill(int(line.split()[0]), signal.SIGKILL)
-        for database in reversed(self._created):
-            try:
-                self.server.drop(database)
-            except Exception as err:
-                log(f"could not drop database {database}: {err}")
-        self._created.clear()
-        self._clean_redis(log)
-        return left
-
-    def _clean_redis(self, log: Callable[[str], None]) -> None:
+    def _clean_redis(self) -> None:
         """Delete this run's Celery queue and its keys, with the Airflow venv's ``redis`` client (Celery's)."""
         script = ("import redis, sys; client = redis.Redis.from_url(sys.argv[1], socket_timeout=5)\n"
                   "for key in client.scan_iter(match=f'*{sys.argv[2]}*'): client.delete(key)")
-        try:
-            subprocess.run([str(self.venv / "bin" / "python"), "-c", script, self.broker_url, self.queue],
-                           capture_output=True, text=True, check=True, timeout=30)
-        except (OSError, subprocess.SubprocessError) as err:
-            detail = getattr(err, "stderr", "") or err
-            log(f"could not clean Redis db {self.options.redis_db}: {str(detail).strip()[-300:]}")
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+        done = subprocess.run([str(self.venv / "bin" / "python"), "-c", script, self.broker_url, self.queue],
+                              capture_output=True, text=True, check=False, timeout=30)
+        if done.returncode != 0:
+            raise RuntimeError(done.stderr)
 
     # the webserver's REST API and health -------------------------------------------------------
 
-    def api(self, method: str, path: str, *, json: Any = None, allow: tuple[int, ...] = ()) -> Any:
-        """Call ``/api/v1`` as the admin (basic auth); None for an allowed error status."""
-        basic = base64.b64encode(f"{ADMIN}:{self.password}".encode()).decode()
-        response = httpx.request(method, f"{self.web_url}{path}", json=json, timeout=30,
-                                 headers={"Authorization": f"Basic {basic}"})
-        if response.status_code in allow:
-            return None
-        if response.is_error:
-            raise RuntimeError(f"{method} {path}: HTTP {response.status_code}: {response.text[:500]}")
-        return response.json() if response.content else {}
+    def _api_base(self) -> str:
+        return self.web_url
+
+    def _auth_headers(self) -> dict[str, str]:
+        """Basic auth as the admin user the start created (``[api] auth_backends``)."""
+        return {"Authorization": "Basic " + base64.b64encode(f"{ADMIN}:{self.password}".encode()).decode()}
 
     def health(self) -> dict[str, Any]:
         """The webserver's ``/health`` (no login needed)."""
@@ -353,16 +299,6 @@ class Airflow2Deployment:
         health = self.health()
         return all((health.get(part) or {}).get("status") == "healthy"
                    for part in ("metadatabase", "scheduler", "triggerer"))
-
-    def _parsed(self, dag_id: str) -> bool:
-        """Whether ``dag_id`` is known; an import error of its file fails at once, naming it."""
-        if self.api("GET", f"/api/v1/dags/{dag_id}", allow=(404,)) is not None:
-            return True
-        errors = self.api("GET", "/api/v1/importErrors")["import_errors"]
-        broken = [e for e in errors if Path(str(e.get("filename"))).name == DAG_FILES[dag_id].name]
-        if broken:
-            raise RuntimeError(f"{DAG_FILES[dag_id].name} does not import: {broken[0].get('stack_trace', '')[-800:]}")
-        return False
 
     def trigger(self, dag_id: str, conf: dict[str, Any] | None = None) -> str:
         return str(self.api("POST", f"/api/v1/dags/{dag_id}/dagRuns", json={"conf": conf or {}})["dag_run_id"])
@@ -379,18 +315,6 @@ class Airflow2Deployment:
     def task_states(self, dag_id: str, run_id: str) -> dict[str, str | None]:
         instances = self.api("GET", f"/api/v1/dags/{dag_id}/dagRuns/{run_id}/taskInstances")["task_instances"]
         return {ti["task_id"]: ti["state"] for ti in instances}
-
-    def top_up(self, credits: int) -> int:
-        """Add ``credits`` to the account (the emulator's admin API); the credits left."""
-        answer = httpx.post(f"{self.emulator_url}/emulator/accounts/credits",
-                            json={"api_token": self.token, "add": credits}, timeout=10)
-        answer.raise_for_status()
-        return int(answer.json()["remaining_credits"])
-
-    def credits_charged(self) -> int:
-        answer = httpx.get(f"{self.emulator_url}/emulator/stats", timeout=10)
-        answer.raise_for_status()
-        return int(answer.json()["credits_charged"])
 
 
 # the run ------------------------------------------------------------------------------------------

@@ -37,13 +37,11 @@ Example::
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -51,10 +49,11 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 import httpx
 
+from scale_test.deployment_base import DeploymentBase, free_port, wait_for
 from scale_test.hostname import HOSTNAME_ENV
 from scale_test.processes import Processes
 from scale_test.warehouse import PostgresServer, Warehouse
@@ -109,33 +108,7 @@ class TaskTry:
     hostname: str | None
 
 
-def free_port() -> int:
-    """A TCP port nobody listens on right now (the kernel's choice)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for(condition: Callable[[], Any], *, timeout: float, what: str, interval: float = 0.5,
-             check: Callable[[], None] | None = None) -> Any:
-    """Poll ``condition`` until it returns something truthy; raise ``TimeoutError`` naming ``what``.
-
-    :param check: called on every round, e.g. to fail at once when a process died.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        if check is not None:
-            check()
-        with contextlib.suppress(httpx.TransportError):
-            value = condition()
-            if value:
-                return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(interval)
-
-
-class Deployment:
+class Deployment(DeploymentBase):
     """Airflow with the CeleryExecutor and two workers, the emulator and a PostgreSQL warehouse.
 
     :param run_dir: where ``AIRFLOW_HOME``, the DAGs folder and ``logs/`` go (kept afterwards).
@@ -143,7 +116,8 @@ class Deployment:
     """
 
     def __init__(self, run_dir: Path, options: DeploymentOptions, *, server: PostgresServer | None = None) -> None:
-        self.options = options
+        super().__init__()
+        self.options, self.redis_db, self.dag_files = options, options.redis_db, DAG_FILES
         self.server = server or PostgresServer()
         run = uuid.uuid4().hex[:8]
         self.meta_db = f"nl_scale_meta_{run}"
@@ -159,7 +133,6 @@ class Deployment:
         self._jwt_secret, self._api_secret = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         self.processes = Processes(self.log_dir, self.env())
         self.warehouse = Warehouse(self.server, self.warehouse_db)
-        self._created: list[str] = []
         self._api_token: str | None = None
 
     # configuration ---------------------------------------------------------------------------
@@ -167,14 +140,6 @@ class Deployment:
     @property
     def api_url(self) -> str:
         return f"http://127.0.0.1:{self.api_port}"
-
-    @property
-    def emulator_url(self) -> str:
-        return f"http://127.0.0.1:{self.emulator_port}"
-
-    @property
-    def broker_url(self) -> str:
-        return f"redis://127.0.0.1:6379/{self.options.redis_db}"
 
     def env(self) -> dict[str, str]:
         """The environment every process of the deployment shares."""
@@ -185,8 +150,7 @@ class Deployment:
             "AIRFLOW_HOME": str(self.home),
             "AIRFLOW__CORE__DAGS_FOLDER": str(self.dags),
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-            "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": self.server.sqlalchemy_url(self.meta_db),
+            **self.celery_env(self.meta_db),
             # Tasks reach the execution API here; a wrong port fails every task with "connection refused".
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.api_url}/execution/",
             # Every component signs or checks the tasks' tokens with this secret: it must be shared.
@@ -199,10 +163,6 @@ class Deployment:
             "AIRFLOW__CORE__DEFAULT_TASK_RETRIES": str(self.options.retries),
             # Only triggered runs: unpausing the @daily approval DAG would otherwise start a scheduled run.
             "AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False",
-            "AIRFLOW__CELERY__BROKER_URL": self.broker_url,
-            "AIRFLOW__CELERY__RESULT_BACKEND": "db+" + self.server.sqlalchemy_url(self.meta_db, "postgresql"),
-            "AIRFLOW__CELERY__WORKER_PREFETCH_MULTIPLIER": "1",
-            "AIRFLOW__OPERATORS__DEFAULT_QUEUE": self.queue,
             "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": str(self.options.heartbeat_timeout),
             "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "5",
             "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": "120",
@@ -218,23 +178,13 @@ class Deployment:
 
     # start and stop --------------------------------------------------------------------------
 
-    def start(self, log: Callable[[str], None] = print) -> Self:
-        """Bring everything up; on any failure, stop what was started and re-raise."""
-        try:
-            self._start(log)
-        except BaseException:
-            self.stop(log)
-            raise
-        return self
-
     def _start(self, log: Callable[[str], None]) -> None:
         for folder in (self.home, self.dags, self.log_dir):
             folder.mkdir(parents=True, exist_ok=True)
         for dag_file in DAG_FILES.values():
             shutil.copy(dag_file, self.dags / dag_file.name)
         for database in (self.meta_db, self.warehouse_db):
-            self.server.create(database)
-            self._created.append(database)
+            self.create_database(database)
         log(f"databases {self.meta_db} (metadata, Celery results) and {self.warehouse_db} (warehouse) created")
         started = time.monotonic()
         with (self.log_dir / "db-migrate.log").open("wb") as out:
@@ -268,7 +218,7 @@ class Deployment:
             wait_for(functools.partial(self._worker_ready, name), timeout=120, what=f"Celery {name}", check=check,
                      interval=1)
         for dag_id in DAG_FILES:
-            wait_for(functools.partial(self._parsed, dag_id), timeout=120,
+            wait_for(functools.partial(self.parsed, dag_id), timeout=120,
                      what=f"the dag-processor to parse {dag_id}", check=check, interval=1)
         self.api("POST", "/api/v2/pools", json={"name": POOL, "slots": self.options.pool_slots,
                                                "description": "Name Lookup API calls"})
@@ -277,73 +227,21 @@ class Deployment:
         log(f"all up in {time.monotonic() - started:.0f} s after the migration began; pool {POOL!r} has "
             f"{self.options.pool_slots} slots")
 
-    def stop(self, log: Callable[[str], None] = print) -> list[str]:
-        """Stop every process, drop the databases, delete the Redis keys; return what survived (should be [])."""
-        self.processes.stop_all()
-        left = self.processes.leftovers()
-        if left:
-            log("processes left after stopping (killing them): " + "; ".join(left))
-            for line in left:
-                with contextlib.suppress(ProcessLookupError, ValueError):
-                    os.kill(int(line.split()[0]), 9)
-        for database in reversed(self._created):
-            try:
-                self.server.drop(database)
-            except Exception as err:
-                log(f"could not drop database {database}: {err}")
-        self._created.clear()
-        self._clean_redis(log)
-        return left
-
-    def _clean_redis(self, log: Callable[[str], None]) -> None:
-        """Delete this run's queue and the unacknowledged messages of tasks killed with their worker."""
-        try:
-            import redis
-
-            client = redis.Redis.from_url(self.broker_url, socket_timeout=5)
-            for key in client.scan_iter(match=f"*{self.queue}*"):
-                client.delete(key)
-            for tag, message in client.hgetall("unacked").items():
-                if self.queue.encode() in message:
-                    client.hdel("unacked", tag)
-                    client.zrem("unacked_index", tag)
-        except Exception as err:
-            log(f"could not clean Redis db {self.options.redis_db}: {err}")
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
     # the REST API ----------------------------------------------------------------------------
 
-    def api(self, method: str, path: str, *, json: Any = None, allow: tuple[int, ...] = ()) -> Any:
-        """Call the REST API as an admin; None for an allowed error status."""
+    def _api_base(self) -> str:
+        return self.api_url
+
+    def _auth_headers(self) -> dict[str, str]:
+        """The api-server's JWT (``/auth/token``; every user is an admin in this deployment), fetched once."""
         if self._api_token is None:
             answer = httpx.get(f"{self.api_url}/auth/token", timeout=30)
             answer.raise_for_status()
             self._api_token = answer.json()["access_token"]
-        response = httpx.request(method, f"{self.api_url}{path}", json=json, timeout=30,
-                                 headers={"Authorization": f"Bearer {self._api_token}"})
-        if response.status_code in allow:
-            return None
-        if response.is_error:
-            raise RuntimeError(f"{method} {path}: HTTP {response.status_code}: {response.text[:500]}")
-        return response.json() if response.content else {}
+        return {"Authorization": f"Bearer {self._api_token}"}
 
     def _worker_ready(self, name: str) -> bool:
         return " ready." in self.processes.tail(name, 400)  # Celery logs "celery@<node> ready."
-
-    def _parsed(self, dag_id: str) -> bool:
-        """Whether ``dag_id`` is known; an import error of its file fails at once, naming it."""
-        if self.api("GET", f"/api/v2/dags/{dag_id}", allow=(404,)) is not None:
-            return True
-        errors = self.api("GET", "/api/v2/importErrors")["import_errors"]
-        broken = [e for e in errors if Path(str(e.get("filename"))).name == DAG_FILES[dag_id].name]
-        if broken:
-            raise RuntimeError(f"{DAG_FILES[dag_id].name} does not import: {broken[0].get('stack_trace', '')[-800:]}")
-        return False
 
     def _components_healthy(self) -> bool:
         health = httpx.get(f"{self.api_url}/api/v2/monitor/health", timeout=10).json()
@@ -417,19 +315,6 @@ class Deployment:
         report = self.api("GET", "/namelookup/api/usage?days=1")
         rows = [t for t in report["tasks"] if t["dag_id"] == dag_id and t["task_id"] == task_id]
         return rows[0] if rows else {"credits_used": 0, "requests": 0, "tries": 0}
-
-    def emulator_stats(self) -> dict[str, Any]:
-        """The emulator's counters (``/emulator/stats``): requests, queries and credits charged."""
-        answer = httpx.get(f"{self.emulator_url}/emulator/stats", timeout=10)
-        answer.raise_for_status()
-        return dict(answer.json())
-
-    def reset_emulator_stats(self) -> None:
-        httpx.delete(f"{self.emulator_url}/emulator/stats", timeout=10).raise_for_status()
-
-    def set_emulator_faults(self, faults: dict[str, Any]) -> None:
-        """Replace the emulator's fault injection (``{}``: none), e.g. ``{"latency_ms": [100, 300]}``."""
-        httpx.put(f"{self.emulator_url}/emulator/faults", json=faults, timeout=10).raise_for_status()
 
 
 def _airflow() -> str:
