@@ -322,23 +322,24 @@ class Smoke:
 
     def _error_shapes(self) -> None:
         """An invalid country sent as is, and a wrong token: free, and read as the provider expects."""
-        request = ApiRequest("POST", GENDER_PATH, {"first_name": "Anna", "country": "XX"}, queries=1)
-        answer = self.hook.run(_sent_as_is(request))
-        if isinstance(answer, NameLookupConnectionError):
-            self._report(Check("error body of an invalid country 'XX'", [f"no answer: {answer}"]))
-        else:
-            self._report(Check("error body of an invalid country 'XX'",
-                               error_problems(answer, "invalid-country-code", NameLookupValidationError),
-                               said="invalid-country-code, HTTP 400"))
+        invalid = ApiRequest("POST", GENDER_PATH, {"first_name": "Anna", "country": "XX"}, queries=1)
+        self._error_shape("error body of an invalid country 'XX'", self.hook, invalid,
+                          "invalid-country-code", NameLookupValidationError)
         wrong = type(self.hook)(self.hook.namelookup_conn_id, settings=replace(self.hook.settings, token=WRONG_TOKEN))
-        answer = wrong.run(_sent_as_is(ApiRequest("GET", STATISTIC_PATH)))
-        wrong.close()
+        try:
+            self._error_shape("error body of a wrong token", wrong, ApiRequest("GET", STATISTIC_PATH),
+                              "invalid-auth-token", NameLookupAuthError)
+        finally:
+            wrong.close()
+
+    def _error_shape(self, label: str, hook: Any, request: ApiRequest, title: str,
+                     error: type[NameLookupError]) -> None:
+        """Send ``request`` as is through ``hook``; the answer must be the error ``title`` read as ``error``."""
+        answer = hook.run(_sent_as_is(request))
         if isinstance(answer, NameLookupConnectionError):
-            self._report(Check("error body of a wrong token", [f"no answer: {answer}"]))
+            self._report(Check(label, [f"no answer: {answer}"]))
         else:
-            self._report(Check("error body of a wrong token",
-                               error_problems(answer, "invalid-auth-token", NameLookupAuthError),
-                               said="invalid-auth-token, HTTP 400"))
+            self._report(Check(label, error_problems(answer, title, error), said=f"{title}, HTTP 400"))
 
     def _summary(self, before: int, after: int | None) -> int:
         spent = sum(check.credits for check in self.checks)
