@@ -242,7 +242,9 @@ def validate_ip(value: Any) -> str | None:
             return str(ipaddress.ip_address(trim(value)))
     except ValueError:
         pass
-    raise _invalid("invalid-ip-address", "ip", f"ip must be an IPv4 or IPv6 address, got {value!r:.60}")
+    # An address is a person's data: the message says what was wrong with it, never the address.
+    shape = f"{len(value)} characters that are not one" if isinstance(value, str) else type(value).__name__
+    raise _invalid("invalid-ip-address", "ip", f"ip must be an IPv4 or IPv6 address without a zone index, got {shape}")
 
 
 def validate_id(value: Any) -> int | str | None:

@@ -139,8 +139,16 @@ def test_ip_rules() -> None:
     assert validate_ip("8.8.8.8") == "8.8.8.8"
     assert validate_ip("2001:DB8::1") == "2001:db8::1"
     for bad in ("256.1.1.1", "1.2.3", "localhost", 1234, "::g", "fe80::1%eth0", "::%1"):
-        with pytest.raises(NameLookupValidationError, match="invalid-ip-address"):
+        with pytest.raises(NameLookupValidationError, match="invalid-ip-address") as refused:
             validate_ip(bad)
+        assert str(bad) not in str(refused.value)  # an address is personal data: never quoted
+
+
+def test_an_invalid_ip_is_described_by_its_shape() -> None:
+    with pytest.raises(NameLookupValidationError, match="got 9 characters that are not one"):
+        validate_ip("81.2.69.x")
+    with pytest.raises(NameLookupValidationError, match="got int"):
+        validate_ip(1234)
 
 
 def test_id_rules() -> None:
