@@ -61,4 +61,7 @@ from airflow_provider_namelookup.hooks.base import NameLookupHookBase, hook_or_c
 from airflow_provider_namelookup.hooks.settings import ClientSettings
 from airflow_provider_namelookup.hooks.sync import NameLookupHook
 
-__all__ = ["ClientSettings", "NameLookupAsyncHook", "NameLookupHook", "NameLookupHookBase", "hook_or_class_method"]
+# In the order the API reference shows them: the sync hook first.
+__all__ = [  # noqa: RUF022
+    "NameLookupHook", "NameLookupAsyncHook", "NameLookupHookBase", "ClientSettings", "hook_or_class_method",
+]
