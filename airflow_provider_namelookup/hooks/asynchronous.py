@@ -39,15 +39,7 @@ from airflow_provider_namelookup.api import (
 from airflow_provider_namelookup.contract import STATISTIC_PATH, LookupKind
 from airflow_provider_namelookup.engine.ports import NetworkState, Result
 from airflow_provider_namelookup.errors import NameLookupConnectionError, NameLookupError, parse_retry_after
-from airflow_provider_namelookup.hooks.base import (
-    NameLookupHookBase,
-    _as_given,
-    _connection_error,
-    _query_from_fields,
-    _raw,
-    _speaks_tls,
-    hook_or_class_method,
-)
+from airflow_provider_namelookup.hooks.base import NameLookupHookBase, hook_or_class_method
 from airflow_provider_namelookup.hooks.concurrency import ConcurrencyGate, ConcurrencyLimit, Outcome
 from airflow_provider_namelookup.hooks.lanes import ClientLanes
 from airflow_provider_namelookup.hooks.settings import ClientSettings
@@ -129,11 +121,6 @@ class NameLookupAsyncHook(NameLookupHookBase):
             self._settings = ClientSettings.from_connection(conn)
         return self._settings
 
-    async def _atls(self, settings: ClientSettings) -> None:
-        """Make the TLS context of an ``https`` service on a thread, while the run's first statements go on."""
-        if _speaks_tls(settings.base_url) and "_tls" not in self.__dict__:
-            self.__dict__["_tls"] = await asyncio.to_thread(httpx.create_ssl_context)
-
     async def alanes(self) -> ClientLanes:
         if self._lanes is None:
             settings = await self.aget_settings()
@@ -179,7 +166,7 @@ class NameLookupAsyncHook(NameLookupHookBase):
         except httpx.HTTPError as exc:
             gate.release(ticket, Outcome.CONGESTED)
             self.counters.sent(request.path, None, time.monotonic() - started)
-            return _connection_error(exc, request, self.settings)
+            return self._connection_error(exc, request)
         except BaseException:
             gate.cancel(ticket)
             raise
@@ -191,7 +178,7 @@ class NameLookupAsyncHook(NameLookupHookBase):
         gate.release(ticket, outcome, retry_after=retry_after)
         if request.path == STATISTIC_PATH and outcome is Outcome.OK:  # a lone request, sent before the lookups
             gate.limit.far_away(round_trip)
-        return _raw(response)
+        return self._raw(response)
 
     async def run(self, steps: Steps, stop: asyncio.Event | None = None) -> Any:
         """Drive one call definition to its result (sending and sleeping as asked).
@@ -315,8 +302,8 @@ class NameLookupAsyncHook(NameLookupHookBase):
                      ip: str | None = None, id: int | str | None = None) -> dict[str, Any]:
         """Gender of one first name, full name or e-mail address (1 credit)."""
         await self.aget_settings()
-        query = _query_from_fields(self.secrets, first_name=first_name, full_name=full_name, email=email,
-                                   country=country, locale=locale, ip=ip, id=id)
+        query = self._query(first_name=first_name, full_name=full_name, email=email, country=country,
+                            locale=locale, ip=ip, id=id)
         return await self.run(self._gender_steps(query))
 
     async def iter_gender_batches(self, queries: Iterable[dict[str, Any] | str | Query]
@@ -346,7 +333,7 @@ class NameLookupAsyncHook(NameLookupHookBase):
         results: list[dict[str, Any]] = [{} for _ in given]
         async for index, _, answered in self._answered_batches(batches):
             results[starts[index]:starts[index] + len(answered)] = answered
-        return [_as_given(query, result) for query, result in zip(given, results, strict=True)]
+        return [self._as_given(query, result) for query, result in zip(given, results, strict=True)]
 
     async def iter_country_of_origin(self, queries: Iterable[dict[str, Any] | str | Query]
                                      ) -> AsyncIterator[tuple[Query, dict[str, Any]]]:
@@ -361,7 +348,7 @@ class NameLookupAsyncHook(NameLookupHookBase):
                                 email: str | None = None, id: int | str | None = None) -> dict[str, Any]:
         """Countries of origin, language, meaning and ethnicity of a name (2 credits)."""
         await self.aget_settings()
-        query = _query_from_fields(self.secrets, first_name=first_name, full_name=full_name, email=email, id=id)
+        query = self._query(first_name=first_name, full_name=full_name, email=email, id=id)
         return await self.run(self._origin_steps(query))
 
     async def get_statistic(self) -> dict[str, Any]:

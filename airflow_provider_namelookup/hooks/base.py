@@ -17,6 +17,7 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import ssl
 from collections.abc import Callable, Iterable, Sequence
@@ -64,24 +65,11 @@ _KEEPALIVE_SECONDS = 4.0
 _MAYBE_PROCESSED = (httpx.ReadError, httpx.ReadTimeout, httpx.RemoteProtocolError)
 
 
-def _connection_error(exc: httpx.HTTPError, request: ApiRequest, settings: ClientSettings) -> NameLookupConnectionError:
-    """The request's URL and the cause, e.g. ``no answer to GET http://127.0.0.1:1/v2/statistic:
-    connection refused: nothing listens on 127.0.0.1:1 (...)``."""
-    url = display_url(httpx.URL(settings.base_url + request.path))
-    cause = describe(exc, secrets=(settings.token,) if settings.token else ())
-    kind = NameLookupConnectionMisconfigured if cannot_succeed(exc) else NameLookupConnectionError
-    return kind(f"no answer to {request.method} {url}: {cause}", maybe_processed=isinstance(exc, _MAYBE_PROCESSED))
-
-
 def _from_the_service(err: NameLookupError) -> bool:
     """Whether an error came from the service or the way to it (not from checking the input first, nor
     from the run's budget)."""
     return not (isinstance(err, NameLookupValidationError | NameLookupInsufficientCredits)
                 and err.http_status is None)
-
-
-def _raw(response: httpx.Response) -> RawResponse:
-    return RawResponse(response.status_code, response.content, response.headers.get("Retry-After"))
 
 
 class hook_or_class_method:
@@ -94,15 +82,6 @@ class hook_or_class_method:
 
     def __get__(self, instance: Any, owner: type) -> Callable[..., Any]:
         return functools.partial(self.func, owner, instance)
-
-
-def _as_given(query: Query, result: dict[str, Any]) -> dict[str, Any]:
-    """A result whose ``input`` echoes the query as the caller gave it (its hash was the id on the wire)."""
-    return result if query.id is not None else {**result, "input": query.to_payload()}
-
-
-def _query_from_fields(secrets: frozenset[str], **fields: Any) -> Query:
-    return as_query({k: v for k, v in fields.items() if v is not None}, secrets=secrets)
 
 
 class NameLookupHookBase(BaseHook):
@@ -197,6 +176,11 @@ class NameLookupHookBase(BaseHook):
         """One TLS context for all this hook's clients (loading the CA bundle costs 30-70 ms each)."""
         return httpx.create_ssl_context()
 
+    async def _atls(self, settings: ClientSettings) -> None:
+        """Make the TLS context of an ``https`` service on a thread, while the run's first statements go on."""
+        if _speaks_tls(settings.base_url) and "_tls" not in self.__dict__:
+            self.__dict__["_tls"] = await asyncio.to_thread(httpx.create_ssl_context)
+
     def _client_options(self, settings: ClientSettings, connections: int) -> dict[str, Any]:
         return {
             "transport": self._transport,
@@ -226,8 +210,30 @@ class NameLookupHookBase(BaseHook):
             )
         return {"Authorization": f"Bearer {settings.token}"}
 
+    def _connection_error(self, exc: httpx.HTTPError, request: ApiRequest) -> NameLookupConnectionError:
+        """The request's URL and the cause, e.g. ``no answer to GET http://127.0.0.1:1/v2/statistic:
+        connection refused: nothing listens on 127.0.0.1:1 (...)``."""
+        settings = self.settings
+        url = display_url(httpx.URL(settings.base_url + request.path))
+        cause = describe(exc, secrets=(settings.token,) if settings.token else ())
+        kind = NameLookupConnectionMisconfigured if cannot_succeed(exc) else NameLookupConnectionError
+        return kind(f"no answer to {request.method} {url}: {cause}", maybe_processed=isinstance(exc, _MAYBE_PROCESSED))
+
+    @staticmethod
+    def _raw(response: httpx.Response) -> RawResponse:
+        return RawResponse(response.status_code, response.content, response.headers.get("Retry-After"))
+
     def _log_sleep(self, step: Sleep) -> None:
         self.log.warning("Retrying in %.2f s: %s", step.seconds, step.reason)
+
+    def _query(self, **fields: Any) -> Query:
+        """One query from a call's keyword arguments (those given), the token refused."""
+        return as_query({k: v for k, v in fields.items() if v is not None}, secrets=self.secrets)
+
+    @staticmethod
+    def _as_given(query: Query, result: dict[str, Any]) -> dict[str, Any]:
+        """A result whose ``input`` echoes the query as the caller gave it (its hash was the id on the wire)."""
+        return result if query.id is not None else {**result, "input": query.to_payload()}
 
     def _gender_batches(self, queries: Iterable[dict[str, Any] | str | Query]) -> list[Sequence[Query]]:
         """The queries, validated and each with its id (its own, else its hash), in batches."""

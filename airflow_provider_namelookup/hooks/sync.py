@@ -25,14 +25,7 @@ import httpx
 from airflow_provider_namelookup.api import ApiRequest, RawResponse, Send, Steps, prepare_queries
 from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.errors import NameLookupConnectionError, NameLookupError
-from airflow_provider_namelookup.hooks.base import (
-    NameLookupHookBase,
-    _as_given,
-    _connection_error,
-    _query_from_fields,
-    _raw,
-    hook_or_class_method,
-)
+from airflow_provider_namelookup.hooks.base import NameLookupHookBase, hook_or_class_method
 from airflow_provider_namelookup.models import Query
 
 
@@ -95,9 +88,9 @@ class NameLookupHook(NameLookupHookBase):
             response = self.client.request(request.method, request.path, json=request.json, headers=headers)
         except httpx.HTTPError as exc:
             self.counters.sent(request.path, None, time.monotonic() - started)
-            return _connection_error(exc, request, self.settings)
+            return self._connection_error(exc, request)
         self.counters.sent(request.path, response.status_code, time.monotonic() - started)
-        return _raw(response)
+        return self._raw(response)
 
     def run(self, steps: Steps) -> Any:
         """Drive one call definition to its result (sending and sleeping as asked)."""
@@ -123,8 +116,8 @@ class NameLookupHook(NameLookupHookBase):
 
         :raises NameLookupValidationError: before sending, if the input breaks a rule.
         """
-        query = _query_from_fields(self.secrets, first_name=first_name, full_name=full_name, email=email,
-                                   country=country, locale=locale, ip=ip, id=id)
+        query = self._query(first_name=first_name, full_name=full_name, email=email, country=country,
+                            locale=locale, ip=ip, id=id)
         return self.run(self._gender_steps(query))
 
     def iter_gender_batches(self, queries: Iterable[dict[str, Any] | str | Query]
@@ -149,12 +142,12 @@ class NameLookupHook(NameLookupHookBase):
         results: list[dict[str, Any]] = []
         for batch in self._batched(given):
             results.extend(self.run(self._batch_steps(batch)))
-        return [_as_given(query, result) for query, result in zip(given, results, strict=True)]
+        return [self._as_given(query, result) for query, result in zip(given, results, strict=True)]
 
     def country_of_origin(self, *, first_name: str | None = None, full_name: str | None = None,
                           email: str | None = None, id: int | str | None = None) -> dict[str, Any]:
         """Countries of origin, language, meaning and ethnicity of a name (2 credits)."""
-        query = _query_from_fields(self.secrets, first_name=first_name, full_name=full_name, email=email, id=id)
+        query = self._query(first_name=first_name, full_name=full_name, email=email, id=id)
         return self.run(self._origin_steps(query))
 
     def iter_country_of_origin(self, queries: Iterable[dict[str, Any] | str | Query]
