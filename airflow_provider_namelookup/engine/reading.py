@@ -51,8 +51,6 @@ class PagePlanner:
         self.to_ask: list[str] = []
         """The hashes no answer was found for when they were read: the run's need."""
         self.invalid = InvalidValues(rules.secrets, show_values=log_values)
-        self.looking_up = False
-        """Lookups run beside the reading (their progress lines replace the reading's)."""
         self._ahead: tuple[Sequence[SourceValue], tuple[list[Question], list[str]]] | None = None
 
     def plan_page(self, values: Sequence[SourceValue]) -> tuple[list[Question], list[str]]:
@@ -94,10 +92,15 @@ class PagePlanner:
         self.progress.distinct_queries = len(self.to_ask)
         return to_ask
 
-    async def read(self, pages: AsyncIterator[Sequence[SourceValue]], to_claim: HashQueue | None = None) -> None:
+    async def read(self, pages: AsyncIterator[Sequence[SourceValue]], to_claim: HashQueue | None = None, *,
+                   tell_progress: bool = True) -> None:
         """Plan every page. Without ``to_claim`` the pages are sorted out together at the end (one
         registration); with it each page is sorted out as it comes, and its hashes to ask go to the
-        claimer at once (then None, when the source is read)."""
+        claimer at once (then None, when the source is read).
+
+        :param tell_progress: log the reading's progress lines (not while lookups run beside the
+            reading: theirs replace them).
+        """
         try:
             async for values in pages:
                 page, new = self._planned(values)
@@ -106,7 +109,7 @@ class PagePlanner:
                     # the claimer sends the page's claim now, and the warehouse makes it while the
                     # next page (already read, where the source is read whole first) is planned
                     await asyncio.sleep(0)
-                if not self.looking_up:
+                if tell_progress:
                     self.progress.tick(self.log)
             if to_claim is None:
                 await self.find_answered(self.questions, self.ledger.hashes(QueryState.NEW))

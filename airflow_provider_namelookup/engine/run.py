@@ -184,7 +184,8 @@ class LookupRun:
         """Ask each page's new queries while the next pages are read (within a budget decided on a bound)."""
         self._log_plan(bound=budget.needed)
         to_claim: HashQueue = asyncio.Queue()
-        reader = asyncio.create_task(self.planner.read(pages, to_claim))
+        # the lookups' progress lines (the asker's report) replace the reading's while both go on
+        reader = asyncio.create_task(self.planner.read(pages, to_claim, tell_progress=False))
         try:
             await self._looking_up(self.asker.ask(to_claim, budget))
             await reader
@@ -212,11 +213,9 @@ class LookupRun:
         helpers = [asyncio.create_task(self.asker.report())]
         if self.cache.lease_seconds:
             helpers.append(asyncio.create_task(self.asker.renew_leases(self.cache.lease_seconds / 3)))
-        self.planner.looking_up = True
         try:
             await asking
         finally:
-            self.planner.looking_up = False
             for task in helpers:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -38,6 +38,7 @@ Whole signatures
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import pkgutil
@@ -276,6 +277,37 @@ def _modules(package: str, recursive: bool) -> list[str]:
     return found
 
 
+def _claimed(module_name: str) -> list[type]:
+    """The classes written in another module that name ``module_name`` as their ``__module__`` (the
+    hooks, written in ``hooks/sync.py`` and ``hooks/asynchronous.py``, claimed by ``hooks/namelookup.py``),
+    in the order of its ``__all__``."""
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None) or list(vars(module))
+    return [obj for obj in map(vars(module).get, names) if inspect.isclass(obj) and obj.__module__ == module_name
+            and any(inspect.isfunction(member) and member.__code__.co_filename != module.__file__
+                    for member in vars(obj).values())]
+
+
+def _automodule(name: str) -> list[str]:
+    """``automodule`` for a module; a class it claims (:func:`_claimed`) is documented after it, a member at
+    a time in the order of its class body: autodoc reads the order from the source of the ``__module__``,
+    which does not hold the class, and would list its members alphabetically."""
+    claimed = _claimed(name)
+    lines = [f".. automodule:: {name}", "   :ignore-module-all:"]
+    if not claimed:
+        return [*lines, ""]
+    lines += [f"   :exclude-members: {', '.join(cls.__name__ for cls in claimed)}", ""]
+    for cls in claimed:
+        lines += [f".. autoclass:: {name}.{cls.__name__}", "   :no-members:", ""]
+        for member, value in vars(cls).items():
+            # what autodoc would list: public descriptors (methods, properties) with a docstring
+            if member.startswith("_") or not hasattr(type(value), "__get__") or not (value.__doc__ or "").strip():
+                continue
+            kind = "autoproperty" if isinstance(value, property | functools.cached_property) else "automethod"
+            lines += [f"   .. {kind}:: {name}.{cls.__name__}.{member}", ""]
+    return lines
+
+
 class ApiModules(SphinxDirective):
     """A section per module of a package, documented by ``automodule`` (reStructuredText pages)."""
 
@@ -298,8 +330,7 @@ class ApiModules(SphinxDirective):
                 continue
             title = name.removeprefix(f"{PACKAGE}.")  # short enough for a heading; the target keeps the full name
             # ignore-module-all: a package's re-exports are documented in their own modules, once
-            lines += [f"``{title}``", "-" * (len(title) + 4), "",
-                      f".. automodule:: {name}", "   :ignore-module-all:", ""]
+            lines += [f"``{title}``", "-" * (len(title) + 4), "", *_automodule(name)]
         node = nodes.section()
         node.document = self.state.document
         nested_parse_with_titles(self.state, StringList(lines, source=self.get_source_info()[0]), node)
@@ -318,8 +349,7 @@ class ApiModules(SphinxDirective):
         lines = ["Internals", "-" * 9, "", "What the classes above are built from, for those who extend or debug "
                  "them; nothing a DAG needs.", ""]
         for name in modules:
-            lines += [f".. rubric:: ``{name.removeprefix(f'{PACKAGE}.')}``", "",
-                      f".. automodule:: {name}", "   :ignore-module-all:", ""]
+            lines += [f".. rubric:: ``{name.removeprefix(f'{PACKAGE}.')}``", "", *_automodule(name)]
         node = nodes.section()
         node.document = self.state.document
         nested_parse_with_titles(self.state, StringList(lines, source=self.get_source_info()[0]), node)

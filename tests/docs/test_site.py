@@ -201,7 +201,9 @@ def test_the_api_reference_shows_each_public_class_s_whole_signature(site: Site,
 @pytest.mark.parametrize(("page", "public", "internal"), [
     ("operators", ["SqlGenderLookupOperator", "GenderLookupOperator", "SqlGenderEvaluationOperator"],
      ["retry_stash", "token_masking", "sql_hook", "operators.base", "NameLookupOperatorBase", "execute()"]),
-    ("hooks", ["NameLookupHook", "NameLookupAsyncHook"], ["concurrency", "transport_errors", "gender_batch()"]),
+    ("hooks", ["NameLookupHook", "NameLookupAsyncHook"],
+     ["concurrency", "transport_errors", "gender_batch()", "hooks.base", "hooks.sync", "hooks.asynchronous",
+      "lanes", "NameLookupHookBase", "ClientLanes"]),
     ("provider", ["errors", "NameLookupError", "smoke"], ["heap", "token_guard", "version_compat", "facts"]),
 ])
 def test_an_api_page_s_navigation_lists_what_a_dag_uses_not_internals(site: Site, page: str, public: list[str],

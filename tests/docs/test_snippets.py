@@ -66,7 +66,7 @@ def readers_setup(namelookup: Any, emulator: Any, tmp_path: Path, monkeypatch: p
                         (3, "John", "Smith", None, "2099-01-01"), (4, "", "Doe", None, "2099-01-01")])
     db.close()
     set_connection("warehouse", {"conn_type": "sqlite", "host": str(warehouse)})
-    monkeypatch.setattr("airflow_provider_namelookup.hooks.namelookup.DEFAULT_BASE_URL", emulator.url)
+    monkeypatch.setattr("airflow_provider_namelookup.hooks.base.DEFAULT_BASE_URL", emulator.url)
     namelookup.set_credits(1_000)
     yield namelookup
     for conn_id in ("namelookup_local", "warehouse"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.engine.ledger import QueryState
 from airflow_provider_namelookup.engine.plan import QueryRules, plan_name
+from airflow_provider_namelookup.engine.ports import SourceValue
 from airflow_provider_namelookup.engine.run import LookupRun, RunOptions
 from airflow_provider_namelookup.xcom.source import ListQuestions
 from tests.engine.fakes import FakeCache, FakeService, FakeSink
@@ -132,3 +134,29 @@ def test_a_cache_that_may_hold_answers_is_not_asked_ahead_and_needs_no_call_when
     service = FakeService()
     run(cache, service)
     assert service.statistic_calls == [] and service.asked == []
+
+
+class PagedNames(ListQuestions):
+    """The names a page each, a little apart: a source a run may ask while it reads."""
+
+    asks_while_reading = True
+
+    async def pages(self, *, own_connection: bool = False) -> AsyncGenerator[list[SourceValue]]:
+        for value in self.values():
+            await asyncio.sleep(0.01)
+            yield [value]
+
+
+@pytest.mark.parametrize(("plan_only", "reading_lines"), [(False, False), (True, True)])
+def test_while_lookups_run_beside_the_reading_only_their_progress_lines_are_logged(
+        caplog: pytest.LogCaptureFixture, plan_only: bool, reading_lines: bool) -> None:
+    """Asking while reading, the reading tells no progress of its own (the lookups' lines say it all);
+    reading first (here: plan only), it does."""
+    lookup = LookupRun(GENDER, PagedNames(NAMES, GENDER), FakeCache(), FakeSink(), FakeService(),
+                       logging.getLogger("test.paths"),
+                       RunOptions(poll_seconds=0.01, progress_interval=0.001, plan_only=plan_only))
+    with caplog.at_level(logging.INFO, logger="test.paths"):
+        asyncio.run(lookup.run())
+    progress = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Progress:")]
+    assert any("pages read" in line for line in progress) is reading_lines, progress
+    assert any("lookups done" in line for line in progress) is not plan_only, progress

@@ -273,7 +273,7 @@ def test_progress_lines_show_the_concurrency_and_latency_once_requests_were_answ
 
 
 async def test_the_connections_are_spread_over_clients_of_at_most_two() -> None:
-    from airflow_provider_namelookup.hooks.namelookup import _Lanes
+    from airflow_provider_namelookup.hooks.lanes import ClientLanes
 
     sizes: list[int] = []
 
@@ -281,7 +281,7 @@ async def test_the_connections_are_spread_over_clients_of_at_most_two() -> None:
         sizes.append(size)
         return httpx.AsyncClient()
 
-    lanes = _Lanes(make, 5)
+    lanes = ClientLanes(make, 5)
     assert lanes.sizes == [2, 2, 1] and sizes == [2]  # one client until more are needed
     for _ in range(2):
         lanes.busy[lanes.least_busy()] += 1
@@ -289,7 +289,7 @@ async def test_the_connections_are_spread_over_clients_of_at_most_two() -> None:
     lanes.busy[1], lanes.busy[0] = 2, 1
     assert lanes.least_busy() == 0
     await lanes.aclose()
-    assert _Lanes(lambda size: httpx.AsyncClient(), 1).sizes == [1]
+    assert ClientLanes(lambda size: httpx.AsyncClient(), 1).sizes == [1]
 
 
 async def test_the_hook_opens_lanes_as_requests_in_flight_grow_and_closes_them_all() -> None:

@@ -27,7 +27,7 @@ from airflow_provider_namelookup.errors import (
     NameLookupServerError,
     NameLookupValidationError,
 )
-from airflow_provider_namelookup.hooks import namelookup as hook_module
+from airflow_provider_namelookup.hooks import sync as sync_hook_module
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook, NameLookupHook
 from airflow_provider_namelookup.hooks.settings import ClientSettings
 from airflow_provider_namelookup.models import result_view
@@ -91,7 +91,7 @@ def make_hook(service: Callable[[httpx.Request], httpx.Response], **kwargs: Any)
 @pytest.fixture
 def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     recorded: list[float] = []
-    monkeypatch.setattr(hook_module.time, "sleep", recorded.append)
+    monkeypatch.setattr(sync_hook_module.time, "sleep", recorded.append)
     return recorded
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import ssl
 
-from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook, _no_tls_expected
+from airflow_provider_namelookup.hooks.base import _no_tls_expected
+from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
 
 
 def test_a_plain_http_client_loads_no_ca_bundle_and_would_trust_no_certificate() -> None:
