@@ -108,6 +108,8 @@ class NameLookupHook(NameLookupHookBase):
         except NameLookupError as err:
             self._name_the_source(err)
             raise
+        finally:
+            steps.close()  # a call interrupted between steps (Ctrl-C, a timeout) ends its definition at once
 
     def gender(self, *, first_name: str | None = None, full_name: str | None = None,
                email: str | None = None, country: str | None = None, locale: str | None = None,
