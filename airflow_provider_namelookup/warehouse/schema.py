@@ -124,7 +124,7 @@ def _meant(name: Any, valid: list[str]) -> str:
         return f" (a {type(name).__name__}, not a column's name)"
     if name.lower() in {c.name for c in BOOKKEEPING} | {SOURCE_NAME, SOURCE_COUNTRY, SOURCE_LAST_NAME}:
         return " (it is the provider's own, in every target)"
-    close = difflib.get_close_matches(name.lower(), valid, n=1)
+    close = difflib.get_close_matches(name.lower(), valid, n=1, cutoff=0.8)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
