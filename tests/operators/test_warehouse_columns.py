@@ -201,3 +201,32 @@ def test_abstaining_needs_no_probability_column(sqlite_warehouse: Any, write_dag
     genders = rows_of(sqlite_warehouse, f"{table}_gender", "gender")
     assert genders == {k: ("unknown" if p < threshold else g,) for k, (g, p) in answered.items()}
     assert {g for (g,) in genders.values()} >= {"unknown"} and len(set(genders.values())) > 1
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def house(request: pytest.FixtureRequest) -> Any:
+    return request.getfixturevalue(f"{request.param}_warehouse")
+
+
+def test_a_target_of_an_earlier_release_still_gets_its_new_columns_and_a_wrong_table_is_refused_untouched(
+        house: Any, write_dag: Any, namelookup: Any) -> None:
+    """An earlier release's target (every answer field, no raw columns) is completed as before; a
+    table of the same name that holds no answer field is refused, naming them, before a column is
+    added to it or a credit spent."""
+    table = house.create_customers([(1, "Anna", None), (2, "John", "US")])
+    text = house.sql_type("text")
+    house.hook.run(f"CREATE TABLE {table}_gender (customer_id INTEGER PRIMARY KEY, gender {text}, probability FLOAT, "
+                   f"result_found INTEGER, samples BIGINT, first_name {text}, last_name {text}, country {text}, "
+                   f"status {text}, error {text}, credits_used INTEGER, query_hash {text})")
+    assert str(write_dag(gender_task(house, table)).run().state) == "success"
+    assert columns_of(house, f"{table}_gender") == OWN | {"gender", "probability", "result_found", "samples",
+                                                         "first_name", "last_name", "country"}
+    assert rows_of(house, f"{table}_gender", "gender") == {1: ("female",), 2: ("male",)}
+
+    other = house.create_customers([(1, "Giulia", None)])
+    house.hook.run(f"CREATE TABLE {other}_gender (customer_id INTEGER PRIMARY KEY, note {text})")
+    refused = write_dag(gender_task(house, other, columns=["gender", "probability"], retries=2, retry_delay=1))
+    run = refused.run()
+    assert str(run.state) == "failed" and int(run.get_task_instance("enrich").try_number) == 1
+    assert columns_of(house, f"{other}_gender") == {"customer_id", "note"}
+    assert namelookup.remaining() == 98
