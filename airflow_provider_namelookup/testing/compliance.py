@@ -590,6 +590,7 @@ def test_a_target_of_some_answer_fields_fills_and_reruns_free(compliance_warehou
 
     again = enrich(house, account, table, columns=asked)
     assert (again["rows_unchanged"], again["lookups"], again["requests"], again["credits_used"]) == (10, 0, 0, 0)
+    assert again["statements"] <= RERUN_STATEMENTS, _over_budget(house, "rerun", 10, again)  # its columns checked
     assert _target(house, target) == rows
 
     _rename(house, table, 5, "Giulia")

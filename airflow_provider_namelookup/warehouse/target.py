@@ -131,6 +131,8 @@ class TargetTable:
         """It is missing and the fill creates it (``CREATE TABLE ... AS``)."""
         self._found: str | None = None
         """What the first probe found: ``complete``, ``key only`` (an earlier release's table) or ``missing``."""
+        self._present: set[str] | None = None
+        """The existing table's column names in lower case, where the first probe read them."""
 
     @property
     def names(self) -> Names:
@@ -193,10 +195,9 @@ class TargetTable:
         if self.joinable or self.create_at_fill:
             return
         if self._found is None:
-            self._found = "complete" if self._has_columns(self.fields) is None else \
-                "key only" if self._has_columns([self.names.key_column]) is None else "missing"
+            self._found = self._look()
         if self._found == "complete":
-            if len(self.results) < len(result_columns(self.lookup)):  # it may hold answer columns not asked for
+            if self._some_results:  # it may hold answer columns not asked for
                 self._check_answer_columns()
             self.joinable = True
             return
@@ -204,6 +205,7 @@ class TargetTable:
             if self._made_by_another_run(wait=_COMPLETE_WAIT_SECONDS):  # or one another run is making now
                 self.joinable = True
                 return
+            self._present = None  # as it is now, after the wait
             self._check_answer_columns()  # before any column is added to it
             if create:
                 self._add_raw_columns()
@@ -231,10 +233,32 @@ class TargetTable:
                 raise
         self.joinable = True
 
+    @property
+    def _some_results(self) -> bool:
+        """The target holds only some of the lookup's result columns (``columns``)."""
+        return len(self.results) < len(result_columns(self.lookup))
+
+    def _look(self) -> str:
+        """What the table is: ``complete``, ``key only`` or ``missing``. A target of some result columns
+        reads the table's columns instead, in as many statements (one, for an existing target), so that
+        :meth:`_check_answer_columns` costs a rerun none."""
+        if not self._some_results:
+            return "complete" if self._has_columns(self.fields) is None else \
+                "key only" if self._has_columns([self.names.key_column]) is None else "missing"
+        try:
+            self._present = {name.lower() for name in self.session.column_names(self.quoted)}
+        except Exception:  # as a probe: no table to read
+            return "missing"
+        written = {self.source.key_column, *(c.name for c in self.typed), *(c for _, c in self.names.raw_columns())}
+        return "complete" if {name.lower() for name in written} <= self._present else \
+            "key only" if self.source.key_column.lower() in self._present else "missing"
+
     def _check_answer_columns(self) -> None:
         """Refuse an existing table whose result columns are not :attr:`results`: one it lacks would
         stay missing; one it holds beyond them would keep the answer of a name since changed."""
-        present = {name.lower() for name in self.session.column_names(self.quoted)}
+        if self._present is None:
+            self._present = {name.lower() for name in self.session.column_names(self.quoted)}
+        present = self._present
         asked = {c.name for c in self.results}
         every = [c.name for c in result_columns(self.lookup)]
         missing = [name for name in every if name in asked and name not in present]
