@@ -14,9 +14,10 @@ Example::
         country_column="country",            # optional per-row hint
         where="signup_date >= '{{ ds }}'",   # optional, templated
         max_credits=500,
+        columns=["gender", "probability"],   # optional: the answer fields to keep (default: all)
     )
-    # writes customers_gender(customer_id, gender, probability, ..., status, error,
-    # credits_used, query_hash, enriched_at); XCom: the run's summary.
+    # writes customers_gender(customer_id, gender, probability, status, error, credits_used,
+    # query_hash, enriched_at, query_spec, source_name, ...); XCom: the run's summary.
 
 Runs are incremental: a row already enriched with the same normalised query is
 skipped, a changed name is looked up again, and an answer already in the warehouse's
@@ -56,6 +57,7 @@ from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError
 from airflow_provider_namelookup.warehouse.dialects import UnsupportedWarehouse
 from airflow_provider_namelookup.warehouse.erasure import period
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
+from airflow_provider_namelookup.warehouse.schema import chosen_result_columns
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from airflow_provider_namelookup.warehouse.source import TableSource
 
@@ -97,6 +99,12 @@ def answers_table_of_dag(dag_id: str) -> str:
 _LONGEST_NAME = 63
 
 
+def _templated(value: Any) -> bool:
+    """A value (or a list's item) holding Jinja, checked once rendered."""
+    items = [value] if isinstance(value, str) or not isinstance(value, Sequence) else value
+    return any(isinstance(item, str) and "{{" in item for item in items)
+
+
 class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
     """Shared body of the table operators, a common-sql ``BaseSQLOperator``.
 
@@ -132,6 +140,14 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
     :param progress_interval: seconds between progress lines in the log.
     :param plan_only: only count what the run would need (``credits_needed`` in the summary);
         spend, create and write nothing. Handy before a :class:`NameLookupCreditsSensor`.
+    :param columns: the answer fields the target holds (templated), a list or comma-separated text
+        such as ``["gender", "probability"]``; default: every one of the lookup's
+        (:func:`~airflow_provider_namelookup.warehouse.schema.result_columns`). The key and the
+        provider's own columns (``status``, ``error``, ``credits_used``, ``query_hash``,
+        ``enriched_at``, ``query_spec``, ``source_name`` and the other raw values) are always there:
+        reruns compare and price by them. A name that is no answer field fails when the DAG is
+        parsed (once rendered, when templated); an existing target with other answer columns fails
+        before anything is spent.
     :param max_credits_scope: what ``max_credits`` bounds: ``try`` (default), each execution on its
         own; ``dag_run``, every try and every clear of this task instance in its DAG run together
         (what they spent is read from the answers they stored), so that an approved amount is
@@ -142,7 +158,7 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
     unfixable_errors: ClassVar[tuple[type[Exception], ...]] = (
         *UNFIXABLE_BY_RETRY, WarehouseInputError, UnsupportedWarehouse)
     template_fields: Sequence[str] = (*BaseSQLOperator.template_fields, "source_table", "sql", "where",
-                                      "target_table", "answers_table", "max_credits")
+                                      "target_table", "answers_table", "max_credits", "columns")
     template_ext: Sequence[str] = (".sql",)
     template_fields_renderers: ClassVar[dict[str, str]] = {"sql": "sql", "where": "sql"}
 
@@ -153,7 +169,8 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
                  answers_table: str | None = None, max_age: timedelta | float | None = None,
                  retention: timedelta | float | str | None = None,
                  lease_seconds: float = 60.0, page_size: int = 10_000, progress_interval: float = 15.0,
-                 plan_only: bool = False, max_credits_scope: str = "try", **kwargs: Any) -> None:
+                 plan_only: bool = False, max_credits_scope: str = "try",
+                 columns: Sequence[str] | str | None = None, **kwargs: Any) -> None:
         if conn_id and sql_conn_id and conn_id != sql_conn_id:
             raise ValueError("give conn_id or sql_conn_id (its earlier name), not both")
         if not (conn_id or sql_conn_id):
@@ -196,6 +213,9 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         self.progress_interval = progress_interval
         self.plan_only = plan_only
         self.max_credits_scope = max_credits_scope
+        self.columns = columns
+        if not _templated(columns):
+            self.chosen_columns  # noqa: B018 - a column that is no answer field fails when the DAG is parsed
 
     @property
     def sql_conn_id(self) -> str | None:
@@ -224,6 +244,15 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         return replace(rules, last_names=True) if self.last_name_column else rules
 
     @property
+    def chosen_columns(self) -> tuple[str, ...] | None:
+        """``columns`` (as rendered) checked, in the target's order; None: every answer field."""
+        if self.columns is None:
+            return None
+        given = self.columns.split(",") if isinstance(self.columns, str) else self.columns
+        names = [n.strip() if isinstance(n, str) else n for n in given]
+        return tuple(c.name for c in chosen_result_columns(self.lookup, [n for n in names if n != ""]))
+
+    @property
     def target_name(self) -> str:
         return self.target_table or f"{self.source_table}_{self.target_suffix}"
 
@@ -243,7 +272,7 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
                             rules=self.query_rules(),
                             page_size=self.page_size, max_age=self.max_age, lease_seconds=self.lease_seconds,
                             spender=spender, max_credits_covers_earlier_tries=self.max_credits_scope == "dag_run",
-                            retention=self.retention)
+                            retention=self.retention, columns=self.chosen_columns)
 
     def _dag_id(self, context: Context | None) -> str | None:
         """The DAG this task runs in (its default answers table's)."""

@@ -23,6 +23,10 @@ tables:
 - **narrow and non-text columns**: ``VARCHAR(20)`` names, ``CHAR(2)`` countries, big-integer and
   (where the warehouse has the type) UUID keys fill every row, and a rerun pays nothing (integer
   keys and wide text columns are every other promise's tables);
+- **some answer fields** (``columns``): a target holding only the result columns asked for, beside
+  the provider's own, is paid once, reports its invalid rows, reruns free and looks a changed name up
+  again for its row alone; an existing target with other answer columns is refused before anything
+  is spent;
 - **the statement budget** the provider's own warehouses are held to: a first run sends at most
   :data:`FIRST_RUN_STATEMENTS` statements, a rerun at most :data:`RERUN_STATEMENTS`, whatever the
   row count.
@@ -76,12 +80,25 @@ from airflow_provider_namelookup.testing.trace import DialectTrace, TracedSessio
 from airflow_provider_namelookup.warehouse import TableRunSpec, TableSource, WarehouseSession, table_run
 from airflow_provider_namelookup.warehouse.erasure import Erasure, ErasureCounts, erase
 
-__all__ = ["Capabilities", "ComplianceWarehouse", "compliance_account", "compliance_emulator", "enrich", "erase_people",
-           "test_a_run_cut_midway_keeps_what_it_paid_for", "test_each_query_is_paid_once_and_a_rerun_pays_nothing",
-           "test_erasure_beside_a_run_in_flight_holds", "test_erasure_removes_the_people_and_nothing_else",
-           "test_max_age_looks_stale_answers_up_again", "test_narrow_and_non_text_columns_fill_and_rerun_free",
-           "test_parallel_runs_pay_each_query_once", "test_retention_deletes_old_answers_only",
-           "test_where_keeps_the_rows_it_means", "test_whole_runs_keep_the_statement_budget"]
+__all__ = [
+    "Capabilities",
+    "ComplianceWarehouse",
+    "compliance_account",
+    "compliance_emulator",
+    "enrich",
+    "erase_people",
+    "test_a_run_cut_midway_keeps_what_it_paid_for",
+    "test_a_target_of_some_answer_fields_fills_and_reruns_free",
+    "test_each_query_is_paid_once_and_a_rerun_pays_nothing",
+    "test_erasure_beside_a_run_in_flight_holds",
+    "test_erasure_removes_the_people_and_nothing_else",
+    "test_max_age_looks_stale_answers_up_again",
+    "test_narrow_and_non_text_columns_fill_and_rerun_free",
+    "test_parallel_runs_pay_each_query_once",
+    "test_retention_deletes_old_answers_only",
+    "test_where_keeps_the_rows_it_means",
+    "test_whole_runs_keep_the_statement_budget",
+]
 
 _log = logging.getLogger("airflow_provider_namelookup.compliance")
 
@@ -168,7 +185,8 @@ def compliance_account(compliance_emulator: Any) -> Iterator[ComplianceAccount]:
 
 def enrich(house: ComplianceWarehouse, account: ComplianceAccount, table: str, *, where: str | None = None,
            target: str | None = None, max_age: timedelta | None = None, lookup: LookupKind = LookupKind.GENDER,
-           retention: timedelta | None = None, **options: Any) -> dict[str, Any]:
+           retention: timedelta | None = None, columns: tuple[str, ...] | None = None,
+           **options: Any) -> dict[str, Any]:
     """One whole run of the engine over ``table`` (key ``customer_id``, name ``name``, country
     ``country``) into ``target`` (default ``<table>_gender``); its summary, with the statements sent by
     the dialect method that built them (``statements_by_method``)."""
@@ -179,7 +197,7 @@ def enrich(house: ComplianceWarehouse, account: ComplianceAccount, table: str, *
                              country_column="country" if lookup.takes_hints else None, where=where)
         job = TableRunSpec(source=source, target=target or f"{table}_gender", answers=house.answers_table,
                            rules=QueryRules(lookup), max_age=max_age, page_size=options.pop("page_size", 10_000),
-                           retention=retention)
+                           retention=retention, columns=columns)
 
         async def run() -> dict[str, Any]:
             async with NameLookupAsyncHook(settings=account.settings(),
@@ -519,6 +537,77 @@ def _key_text(key: Any) -> str:
     if isinstance(key, bytes | bytearray) and len(key) == 16:
         return str(uuid.UUID(bytes=bytes(key)))
     return str(key).lower()
+
+
+OWN_COLUMNS = {"status", "error", "credits_used", "query_hash", "enriched_at", "query_spec", "source_name",
+               "source_country"}
+"""The columns every gender target of the suite's customers holds, whatever its ``columns``."""
+
+
+def _columns_of(house: ComplianceWarehouse, table: str) -> set[str]:
+    """The names of a table's columns, in lower case."""
+    session = WarehouseSession(house.hook, house.dialect)
+    try:
+        return {name.lower() for name in asyncio.run(session.run(session.column_names, house.dialect.quote(table)))}
+    finally:
+        session.shutdown()
+
+
+def _rename(house: ComplianceWarehouse, table: str, key: int, name: str) -> None:
+    session = WarehouseSession(house.hook, house.dialect)
+    try:
+        def rename() -> None:
+            session.execute(f"UPDATE {house.dialect.quote(table)} SET name = {house.dialect.literal(name)} "
+                            f"WHERE customer_id = {key}")
+            session.commit()
+        asyncio.run(session.run(rename))
+    finally:
+        session.shutdown()
+
+
+@rests_on("create_like_source", "create_temp_as", "create_stage_as", "no_rows", "upsert", "distinct_values")
+def test_a_target_of_some_answer_fields_fills_and_reruns_free(compliance_warehouse: ComplianceWarehouse,
+                                                             compliance_account: ComplianceAccount) -> None:
+    """``columns``: a target of ``gender`` and ``probability`` (and the provider's own columns) is
+    filled like a whole one, each query paid once and every invalid row reported; a rerun pays
+    nothing; a changed name is looked up again for its row alone. The same target asked for every
+    answer field is refused, naming what it lacks, before anything is spent."""
+    from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError
+
+    house, account = compliance_warehouse, compliance_account
+    table = house.create_customers(CUSTOMERS)
+    target, asked = f"{table}_gender", ("gender", "probability")
+    summary = enrich(house, account, table, columns=asked)
+    assert _columns_of(house, target) == {"customer_id", *asked, *OWN_COLUMNS}
+    spent = 100 - account.remaining()
+    assert spent == distinct_valid(CUSTOMERS) == summary["credits_used"]
+    rows = _target(house, target)
+    assert {k for k, r in rows.items() if r[1] == "error"} == {6, 7, 8, 10}
+    assert [rows[k][0] for k in (1, 2, 3, 4, 5, 9)] == ["female", "female", "male", "female", "male", "female"]
+    assert sum(r[2] for r in rows.values()) == spent
+    found = house.rows(f"SELECT probability FROM {target} WHERE status = 'ok'")
+    assert len(found) == 6 and all(0 < float(p) <= 1 for (p,) in found)
+
+    again = enrich(house, account, table, columns=asked)
+    assert (again["rows_unchanged"], again["lookups"], again["requests"], again["credits_used"]) == (10, 0, 0, 0)
+    assert again["statements"] <= RERUN_STATEMENTS, _over_budget(house, "rerun", 10, again)  # its columns checked
+    assert _target(house, target) == rows
+
+    _rename(house, table, 5, "Giulia")
+    third = enrich(house, account, table, columns=asked)
+    assert (third["lookups"], third["rows_enriched"], third["rows_unchanged"]) == (1, 1, 9)
+    after = _target(house, target)
+    assert after[5][0] == "female" and after[5][3] != rows[5][3]
+    assert {k: r for k, r in after.items() if k != 5} == {k: r for k, r in rows.items() if k != 5}
+    held = {r[3] for r in after.values() if r[1] == "ok"}  # John's answer no longer held: its price went with it
+    assert sum(r[2] for r in after.values()) == len(held) and 100 - account.remaining() == spent + 1
+
+    house.insert(table, [(11, "Sven", None)])  # a new query the refused run would have paid for
+    with pytest.raises(WarehouseInputError, match=r"lacks result_found, samples, first_name, last_name, country\b"):
+        enrich(house, account, table)
+    assert 100 - account.remaining() == spent + 1 and _columns_of(house, target) == {"customer_id", *asked,
+                                                                                    *OWN_COLUMNS}
+    assert _claims_left(house) == 0
 
 
 # The statement budget ---------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from airflow_provider_namelookup.warehouse.answers import (
     SPENDER_LENGTH,
     AnswersTable,
 )
+from airflow_provider_namelookup.warehouse.schema import chosen_result_columns
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from airflow_provider_namelookup.warehouse.source import FirstRow, TableQuestions, TableSource
 from airflow_provider_namelookup.warehouse.target import TargetTable
@@ -59,6 +60,8 @@ class TableRunSpec:
         ``spender`` stored, this one included (``max_credits_scope="dag_run"``).
     :param retention: answers stored longer ago than this are deleted from the answers table when the
         run starts; None: kept until erased.
+    :param columns: the result columns the target holds (:func:`~.schema.chosen_result_columns`);
+        None: every one of the lookup's. The provider's own columns are always there.
     """
 
     source: TableSource
@@ -72,6 +75,7 @@ class TableRunSpec:
     spender: str = ""
     max_credits_covers_earlier_tries: bool = False
     retention: timedelta | None = None
+    columns: tuple[str, ...] | None = None
 
 
 def spender_of(dag_id: str, run_id: str, task_id: str, map_index: int) -> str:
@@ -115,7 +119,7 @@ def table_run(session: WarehouseSession, job: TableRunSpec, service: LookupServi
     first_row = FirstRow()
     target = TargetTable(session, job.target, job.source, value_map, answers.quoted, job.rules,
                          stamp=dialect.timestamp(now), stale_rows_before=stale_rows, first_row=first_row, log=log,
-                         erased_since=answers.started)
+                         erased_since=answers.started, results=chosen_result_columns(job.rules.lookup, job.columns))
     questions = TableQuestions(session, job.source, job.rules, target, page_size=job.page_size,
                                stale_rows_before=stale_rows, first_row=first_row)
     return LookupRun(job.rules, questions, answers, target, service, log, options,

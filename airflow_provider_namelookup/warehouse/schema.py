@@ -26,12 +26,14 @@ Example::
 
 from __future__ import annotations
 
+import difflib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from airflow_provider_namelookup.contract import LookupKind
+from airflow_provider_namelookup.errors import InvalidArgument
 from airflow_provider_namelookup.models import result_view
 
 
@@ -86,6 +88,44 @@ STATE_LOST = "lost"
 def result_columns(lookup: LookupKind) -> tuple[Column, ...]:
     """The target table's result columns of ``lookup`` (gender, or country of origin)."""
     return _GENDER if lookup is LookupKind.GENDER else _ORIGIN
+
+
+def chosen_result_columns(lookup: LookupKind, columns: Iterable[str] | None) -> tuple[Column, ...]:
+    """The result columns a target of ``lookup`` holds when an operator's ``columns`` names them
+    (in the table's order; None: every one). A name that is no answer field of ``lookup`` is
+    refused with the valid names, and the likeliest one it was meant to be.
+
+    >>> [c.name for c in chosen_result_columns(LookupKind.GENDER, ["probability", "gender"])]
+    ['gender', 'probability']
+    >>> chosen_result_columns(LookupKind.GENDER, ["gendr"])
+    Traceback (most recent call last):
+    ...
+    airflow_provider_namelookup.errors.InvalidArgument: columns: 'gendr' is no answer field of the gender \
+lookup (did you mean 'gender'?); give some of: gender, probability, result_found, samples, first_name, \
+last_name, country
+    """
+    every = result_columns(lookup)
+    if columns is None:
+        return every
+    names = [columns] if isinstance(columns, str) else list(columns)
+    valid = [c.name for c in every]
+    for name in names:
+        if name not in valid:
+            raise InvalidArgument(f"columns: {name!r} is no answer field of the {lookup.value} lookup"
+                                  f"{_meant(name, valid)}; give some of: {', '.join(valid)}")
+    if not names:
+        raise InvalidArgument(f"columns must name at least one answer field; give some of: {', '.join(valid)}")
+    return tuple(c for c in every if c.name in names)
+
+
+def _meant(name: Any, valid: list[str]) -> str:
+    """What a mistyped answer field was likely meant to be (or why it cannot be listed)."""
+    if not isinstance(name, str):
+        return f" (a {type(name).__name__}, not a column's name)"
+    if name.lower() in {c.name for c in BOOKKEEPING} | {SOURCE_NAME, SOURCE_COUNTRY, SOURCE_LAST_NAME}:
+        return " (it is the provider's own, in every target)"
+    close = difflib.get_close_matches(name.lower(), valid, n=1, cutoff=0.8)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _fit(value: Any, column: Column) -> Any:

@@ -15,6 +15,13 @@ was enriched from, or it is older than ``max_age``).
   sequence of runs. The query's answers row is locked while its price is fixed, so
   concurrent runs fix one query one after another.
 
+A target holds the result columns an operator's ``columns`` names (default: every one) and,
+always, the columns the provider keeps its books in: the key, ``status``, ``error``,
+``credits_used``, ``query_hash``, ``enriched_at``, ``query_spec`` and the raw columns
+(``source_name``, ``source_last_name``, ``source_country``), which are what a rerun compares
+and prices by. An existing target must hold exactly the result columns asked for: one that lacks
+some, or holds others (which the fill would leave stale), is refused before anything is spent.
+
 Example::
 
     target = TargetTable(session, "customers_gender", source, value_map, answers, rules, stamp=now)
@@ -25,7 +32,7 @@ Example::
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -62,6 +69,17 @@ def explain_target_error(session: WarehouseSession, table: str, columns: list[st
                                f"operator writes ({', '.join(columns)}): {warehouse_says(err)}")
 
 
+def other_answer_columns(session: WarehouseSession, table: str, missing: list[str],
+                         extra: list[str]) -> WarehouseInputError:
+    """An existing target table whose result columns are not the ones ``columns`` asks for."""
+    said = [*([f"lacks {', '.join(missing)}"] if missing else []),
+            *([f"holds {', '.join(extra)}, which columns does not list"] if extra else [])]
+    return WarehouseInputError(
+        f"target table {table} exists{connection_of(session.hook)} with other answer columns than columns asks "
+        f"for: it {' and '.join(said)}. Give columns the table's answer columns, add or drop those columns "
+        f"in the table, or write to another target_table (filled from the answers already paid for, at no credit)")
+
+
 class TargetTable:
     """One target table of a table operator.
 
@@ -78,11 +96,14 @@ class TargetTable:
     :param erased_since: when the run began: a row the fill wrote from an answer erased since then
         (:mod:`~.dialects.erasure`) is deleted after the fill, so that an erasure beside a run in
         flight holds.
+    :param results: the result columns the target holds (an operator's ``columns``, see
+        :func:`~.schema.chosen_result_columns`); None: every one of the lookup's.
     """
 
     def __init__(self, session: WarehouseSession, name: str, source: TableSource, value_map: ValueMap,
                  answers: str, rules: QueryRules, *, stamp: Any, stale_rows_before: Any = None,
-                 first_row: FirstRow | None = None, log: Any = None, erased_since: float | None = None) -> None:
+                 first_row: FirstRow | None = None, log: Any = None, erased_since: float | None = None,
+                 results: Sequence[Column] | None = None) -> None:
         self.erased_since = erased_since
         self.session = session
         self.dialect = session.dialect
@@ -93,6 +114,7 @@ class TargetTable:
         self.answers = answers
         self.rules = rules
         self.lookup = rules.lookup
+        self.results = result_columns(self.lookup) if results is None else tuple(results)
         self.stamp = stamp
         self.stale_rows_before = stale_rows_before
         self.first_row = first_row or FirstRow()
@@ -109,6 +131,8 @@ class TargetTable:
         """It is missing and the fill creates it (``CREATE TABLE ... AS``)."""
         self._found: str | None = None
         """What the first probe found: ``complete``, ``key only`` (an earlier release's table) or ``missing``."""
+        self._present: set[str] | None = None
+        """The existing table's column names in lower case, where the first probe read them."""
 
     @property
     def names(self) -> Names:
@@ -140,7 +164,16 @@ class TargetTable:
     @property
     def typed(self) -> tuple[Column, ...]:
         """The target's columns of its own type (all but the key and the raw columns)."""
-        return (*result_columns(self.lookup), *BOOKKEEPING)
+        return (*self.results, *BOOKKEEPING)
+
+    @property
+    def _resolved_results(self) -> tuple[Column, ...]:
+        """The result columns the fill reads: those it writes, and what an abstaining ``gender`` is
+        decided by."""
+        if self.rules.abstain is None or "gender" not in {c.name for c in self.results}:
+            return self.results
+        decided_by = [c for c in result_columns(self.lookup) if c.name in ("probability", "samples")]
+        return (*self.results, *(c for c in decided_by if c not in self.results))
 
     @property
     def fields(self) -> list[str]:
@@ -162,15 +195,18 @@ class TargetTable:
         if self.joinable or self.create_at_fill:
             return
         if self._found is None:
-            self._found = "complete" if self._has_columns(self.fields) is None else \
-                "key only" if self._has_columns([self.names.key_column]) is None else "missing"
+            self._found = self._look()
         if self._found == "complete":
+            if self._some_results:  # it may hold answer columns not asked for
+                self._check_answer_columns()
             self.joinable = True
             return
         if self._found == "key only":  # exists: an earlier release's table, or wrong
             if self._made_by_another_run(wait=_COMPLETE_WAIT_SECONDS):  # or one another run is making now
                 self.joinable = True
                 return
+            self._present = None  # as it is now, after the wait
+            self._check_answer_columns()  # before any column is added to it
             if create:
                 self._add_raw_columns()
             if (missing := self._has_columns(self.fields)) is not None:
@@ -196,6 +232,39 @@ class TargetTable:
             if not self.dialect.errors.is_duplicate_key(err) or not self._made_by_another_run():
                 raise
         self.joinable = True
+
+    @property
+    def _some_results(self) -> bool:
+        """The target holds only some of the lookup's result columns (``columns``)."""
+        return len(self.results) < len(result_columns(self.lookup))
+
+    def _look(self) -> str:
+        """What the table is: ``complete``, ``key only`` or ``missing``. A target of some result columns
+        reads the table's columns instead, in as many statements (one, for an existing target), so that
+        :meth:`_check_answer_columns` costs a rerun none."""
+        if not self._some_results:
+            return "complete" if self._has_columns(self.fields) is None else \
+                "key only" if self._has_columns([self.names.key_column]) is None else "missing"
+        try:
+            self._present = {name.lower() for name in self.session.column_names(self.quoted)}
+        except Exception:  # as a probe: no table to read
+            return "missing"
+        written = {self.source.key_column, *(c.name for c in self.typed), *(c for _, c in self.names.raw_columns())}
+        return "complete" if {name.lower() for name in written} <= self._present else \
+            "key only" if self.source.key_column.lower() in self._present else "missing"
+
+    def _check_answer_columns(self) -> None:
+        """Refuse an existing table whose result columns are not :attr:`results`: one it lacks would
+        stay missing; one it holds beyond them would keep the answer of a name since changed."""
+        if self._present is None:
+            self._present = {name.lower() for name in self.session.column_names(self.quoted)}
+        present = self._present
+        asked = {c.name for c in self.results}
+        every = [c.name for c in result_columns(self.lookup)]
+        missing = [name for name in every if name in asked and name not in present]
+        extra = [name for name in every if name not in asked and name in present]
+        if missing or extra:
+            raise other_answer_columns(self.session, self.name, missing, extra)
 
     def _made_by_another_run(self, columns: list[str] | None = None, wait: float = _CREATE_WAIT_SECONDS) -> bool:
         """Whether another run has made the table (its columns may come a statement after it)."""
@@ -228,12 +297,12 @@ class TargetTable:
         d, n, lit = self.dialect, self.names, self.dialect.literal
         status = f"CASE WHEN m.error IS NOT NULL THEN {lit(STATUS_ERROR)} ELSE {lit(STATUS_OK)} END"
         values = {
-            **{c.name: f"m.{c.name}" for c in result_columns(self.lookup)},
+            **{c.name: f"m.{c.name}" for c in self.results},
             "status": status, "error": "m.error",
             "credits_used": f"CASE WHEN {n.key} = m.charge_key THEN m.price_here ELSE 0 END",
             "query_hash": "m.query_hash", "enriched_at": lit(self.stamp), "query_spec": lit(self.rules.fingerprint),
         }
-        if self.rules.abstain is not None:  # the answer's probability and samples are still written as they are
+        if self.rules.abstain is not None and "gender" in values:  # probability and samples are written as they are
             values["gender"] = self.rules.abstain.sql("m.gender", "m.probability", "m.samples", lit)
         columns = [f"{n.key} AS {n.key_column}",
                    *(f"{d.cast(values[c.name], c) if typed else values[c.name]} AS {c.name}" for c in self.typed),
@@ -260,7 +329,7 @@ class TargetTable:
             raise self.session.lost
         started = time.monotonic()
         await self.session.run(self.map.resolve, self.answers, self.lookup, paid_for=self.name,
-                               key_sample=self.first_row.key)
+                               key_sample=self.first_row.key, results=self._resolved_results)
         if self.create_at_fill:
             await self.session.run_retrying(self._fill_by_creating)
         elif self.created and self.dialect.enforces_keys:

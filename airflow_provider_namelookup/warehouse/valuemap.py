@@ -129,26 +129,29 @@ class ValueMap:
         """A SELECT of the distinct valid hashes of the map rows matching ``condition``."""
         return f"SELECT DISTINCT query_hash FROM {self.name} WHERE error IS NULL AND {condition}"
 
-    def resolve(self, answers: str, lookup: LookupKind, *, paid_for: str, key_sample: Any = None) -> None:
+    def resolve(self, answers: str, lookup: LookupKind, *, paid_for: str, key_sample: Any = None,
+                results: Sequence[Column] | None = None) -> None:
         """Create the resolved map: each raw value that is invalid or whose query is answered,
         with the answer's result columns, the key of the row carrying its price and that price.
 
         :param key_sample: a key of the source (the dialect's :meth:`~.SourceReading.lowest_key` may need it).
+        :param results: the result columns the fill reads (a target's ``columns``); None: every one.
         """
         self.session.require_temporaries()
         d = self.session.dialect
-        results = ", ".join(f"a.{c.name}" for c in result_columns(lookup))
+        read = result_columns(lookup) if results is None else results
+        fields = ", ".join(f"a.{c.name}" for c in read)
         raw = ", ".join(f"m.{c}" for c in (*self.raw_columns, *self.pseudonym_columns))
         select = (f"SELECT {raw}, m.query_hash, m.error, "
                   f"{d.lowest_key('m.first_key', key_sample, over='PARTITION BY m.query_hash')} AS charge_key, "
-                  f"CASE WHEN a.paid_for = {d.literal(paid_for)} THEN a.credits ELSE 0 END AS price_here, {results} "
+                  f"CASE WHEN a.paid_for = {d.literal(paid_for)} THEN a.credits ELSE 0 END AS price_here, {fields} "
                   f"FROM {self.name} m LEFT JOIN {answers} a ON a.query_hash = m.query_hash AND a.state = 'answered' "
                   f"WHERE m.error IS NOT NULL OR a.query_hash IS NOT NULL")
         for statement in d.create_stage_as(self.resolved, select):
             self.session.execute(statement)
         self.made.append(self.resolved)
         self.staged = True
-        covering = ["query_hash", "error", "charge_key", "price_here", *(c.name for c in result_columns(lookup))]
+        covering = ["query_hash", "error", "charge_key", "price_here", *(c.name for c in read)]
         for statement in d.index_temp(self.resolved, self.index, self.raw_columns, covering):
             try:
                 self.session.execute(statement)

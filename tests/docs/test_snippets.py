@@ -30,6 +30,7 @@ SNIPPETS = {
     "xcom-operator-calls": DAG_BODY,
     "table-operator-call": DAG_BODY,
     "last-name-column": DAG_BODY,
+    "columns-argument": DAG_BODY,
     "erasure-and-retention": DAG_BODY,
     "accuracy-notebook": RUN,
     "usage-record-store": RUN,
@@ -38,7 +39,7 @@ SNIPPETS = {
 }
 """How each named snippet of the pages runs (a new Python snippet needs a name and an entry here)."""
 README_SNIPPETS = {"readme-minimal-dag": DAG_FILE}
-PAYING = {"hooks-sync-and-async", "xcom-operator-calls", "table-operator-call", "last-name-column",
+PAYING = {"hooks-sync-and-async", "xcom-operator-calls", "table-operator-call", "last-name-column", "columns-argument",
           "erasure-and-retention", "readme-minimal-dag"}
 """Snippets that must really ask the (emulated) service."""
 

@@ -23,8 +23,9 @@ import airflow_provider_namelookup.operators as operators
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
 IDENTIFIERS = {"source_table", "target_table", "answers_table", "key_column", "name_column", "country_column",
-               "last_name_column", "label_column", "group_column", "target_tables"}
-"""Checked identifiers (letters, digits, ``_``; ``schema.table`` for tables), quoted by the dialect."""
+               "last_name_column", "label_column", "group_column", "target_tables", "columns"}
+"""Checked identifiers (letters, digits, ``_``; ``schema.table`` for tables), quoted by the dialect;
+``columns`` may only name the lookup's own answer fields."""
 WHERE = {"where"}
 """The one checked ``where`` path (``warehouse/where_clause.py``)."""
 QUERIES = {"sql"}
