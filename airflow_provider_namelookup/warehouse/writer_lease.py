@@ -42,7 +42,7 @@ class WriterLease:
 
     def __init__(self, session: WarehouseSession, answers: str, *, owner: str, seconds: float) -> None:
         self.session = session
-        self.table = session.dialect.quote(f"{answers}_writer")
+        self.table = f"{answers}_writer"
         self.owner = owner
         self.seconds = seconds
 
@@ -77,5 +77,5 @@ class WriterLease:
 
     def __exit__(self, kind: type[BaseException] | None, err: BaseException | None,
                  trace: TracebackType | None) -> None:
-        self.session.execute(self.session.dialect.drop_table(self.table))
+        self.session.execute(self.session.dialect.drop_table(self.session.dialect.quote(self.table)))
         self.session.commit()

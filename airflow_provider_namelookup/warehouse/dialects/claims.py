@@ -83,15 +83,15 @@ class AnswersStatements(RunTables):
 
     def writer_lease(self, lease: str, *, owner: str, expires: float, holder: tuple[str, float] | None = None
                      ) -> WriterLease:
-        """The statements of the answers table's writer lease, table ``lease`` (quoted), for run ``owner``
+        """The statements of the answers table's writer lease, table ``lease`` (unquoted), for run ``owner``
         until UNIX time ``expires``; ``holder``: the expired ``(owner, expires)`` that :attr:`WriterLease.retire`
         moves away. No default: a dialect whose :attr:`claim_protocol` is ``SINGLE_WRITER`` must write it.
 
         Example (ClickHouse, whose ``CREATE TABLE`` of a name that exists fails)::
 
-            WriterLease(take="CREATE TABLE `a_writer` (x UInt8) ENGINE = Memory COMMENT 'run1 1700000060.0'",
+            WriterLease(take="CREATE TABLE \"a_writer\" (x UInt8) ENGINE = Memory COMMENT 'run1 1700000060.0'",
                         read="SELECT splitByChar(' ', comment)[1], ... FROM system.tables WHERE ...",
-                        retire="RENAME TABLE `a_writer` TO `a_writer_gone_run0_1700000000.0`")
+                        retire="RENAME TABLE \"a_writer\" TO \"a_writer_gone_run0_1700000000000\"")
         """
         raise NotImplementedError(f"{self.name} has no writer lease")
 
