@@ -110,7 +110,7 @@ def _unreachable(kind: str) -> str | None:
 
             shared_spark()
         elif kind == "clickhouse":
-            import airflow.providers.clickhousedb.hooks.clickhouse
+            import airflow.providers.clickhousedb.hooks.clickhouse  # noqa: F401
             import chdb  # noqa: F401
         elif kind == "postgres":
             import psycopg2

@@ -188,8 +188,9 @@ class Warehouse:
             self.hook.run(f"CREATE TABLE {table} (customer_id INT64 NOT NULL, name STRING, last_name STRING, "
                           "country STRING)")
         elif self.kind == "clickhouse":
-            self.hook.run(f"CREATE TABLE {table} (customer_id Int32, name Nullable(String), last_name Nullable(String), "
-                          f"country Nullable(String)) ENGINE = MergeTree ORDER BY customer_id {CLICKHOUSE_UPDATABLE}")
+            text = "Nullable(String)"
+            self.hook.run(f"CREATE TABLE {table} (customer_id Int32, name {text}, last_name {text}, country {text}) "
+                          f"ENGINE = MergeTree ORDER BY customer_id {CLICKHOUSE_UPDATABLE}")
         else:
             text = {"sqlite": "TEXT", "databricks": "STRING"}.get(self.kind, "VARCHAR(2000)")
             key = "" if self.kind == "databricks" else " PRIMARY KEY"

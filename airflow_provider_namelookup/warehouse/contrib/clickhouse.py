@@ -63,7 +63,7 @@ class ClickHouseDialect(WarehouseDialect, name="clickhouse",
     unchanged_by_outer_join: ClassVar[bool] = True
 
     def on_connect(self) -> list[str]:
-        return ["SET join_use_nulls = 1", "SET lightweight_delete_mode = 'lightweight_update_force'"]
+        return ["SET join_use_nulls = 1, lightweight_delete_mode = 'lightweight_update_force'"]
 
     def literal(self, value: Any) -> str:
         if isinstance(value, str):
