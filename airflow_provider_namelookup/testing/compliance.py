@@ -544,8 +544,8 @@ def first_run_budget(house: ComplianceWarehouse) -> int:
 def test_whole_runs_keep_the_statement_budget(compliance_warehouse: ComplianceWarehouse,
                                               compliance_account: ComplianceAccount) -> None:
     """On a cloud warehouse every statement costs: a first run sends at most
-    :data:`FIRST_RUN_STATEMENTS` (:func:`first_run_budget`), a rerun at most :data:`RERUN_STATEMENTS`, and ten times the rows
-    (of as many distinct names) send as many. Each size's first run creates its answers table, as a
+    :data:`FIRST_RUN_STATEMENTS` (:func:`first_run_budget`), a rerun at most :data:`RERUN_STATEMENTS`, and
+    ten times the rows (of as many distinct names) send as many. Each size's first run creates its answers table, as a
     warehouse's first run does."""
     house, account = compliance_warehouse, compliance_account
     account.set_credits(1_000)

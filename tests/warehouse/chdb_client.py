@@ -13,7 +13,8 @@ session's are), on one data directory per test process (chdb opens one per proce
 What is adapted: the transport. chdb's errors arrive as clickhouse-connect's ``DatabaseError``
 carrying the server's own message (``Code: 57. DB::Exception: ... (TABLE_ALREADY_EXISTS)``), as
 the HTTP client raises them. Row counts of DML are not reported (the HTTP client's cursor reports
-``len(result_set)``, 0 for an ``INSERT``: the same here).
+``len(result_set)``, 0 for an ``INSERT``: the same here). Every statement is written to the file
+``$NAMELOOKUP_CHDB_TRACE`` names, when set.
 
 Example::
 
@@ -24,6 +25,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -75,6 +77,9 @@ class ChdbClient:
         from chdb._exceptions import ChdbError
         from clickhouse_connect.driver.exceptions import DatabaseError
 
+        if trace := os.environ.get("NAMELOOKUP_CHDB_TRACE"):
+            with open(trace, "a") as out:
+                out.write(f"{sql};\n")
         cursor = self._conn.cursor()
         try:
             cursor.execute(sql)

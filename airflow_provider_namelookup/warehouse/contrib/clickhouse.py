@@ -61,6 +61,7 @@ class ClickHouseDialect(WarehouseDialect, name="clickhouse",
     claim_protocol: ClassVar[ClaimProtocol] = ClaimProtocol.SINGLE_WRITER
     enforces_keys: ClassVar[bool] = False
     unchanged_by_outer_join: ClassVar[bool] = True
+    counts_rows: ClassVar[bool] = False
 
     def on_connect(self) -> list[str]:
         return ["SET join_use_nulls = 1, lightweight_delete_mode = 'lightweight_update_force'"]
@@ -110,7 +111,8 @@ class ClickHouseDialect(WarehouseDialect, name="clickhouse",
         database = lit(schema) if schema else "currentDatabase()"
         gone = f"{lease}_gone_{holder[0]}_{int(holder[1] * 1000)}" if holder else f"{lease}_gone"
         return WriterLease(
-            take=f"CREATE TABLE {self.quote(lease)} (holder UInt8) ENGINE = Memory COMMENT {lit(f'{owner} {expires!r}')}",
+            take=(f"CREATE TABLE {self.quote(lease)} (holder UInt8) ENGINE = Memory "
+                  f"COMMENT {lit(f'{owner} {expires!r}')}"),
             read=(f"SELECT splitByChar(' ', comment)[1], toFloat64(splitByChar(' ', comment)[2]) FROM system.tables "
                   f"WHERE database = {database} AND name = {lit(name)}"),
             retire=f"RENAME TABLE {self.quote(lease)} TO {self.quote(gone)}")
@@ -120,14 +122,14 @@ class ClickHouseDialect(WarehouseDialect, name="clickhouse",
                     condition: str) -> str:
         source = self._named_columns(source)
 
-        def through_map(node: exp.Expression) -> exp.Expression:
+        def through_map(node: exp.Expr) -> exp.Expr:
             if isinstance(node, exp.Column) and node.table == "c":
                 column = exp.column(node.name, quoted=node.this.quoted).sql("clickhouse")
                 return sqlglot.parse_one(
                     f"(SELECT mapFromArrays(groupArray(c.query_hash), groupArray(tuple({column}))) "
                     f"FROM {source} c)[query_hash].1", read="clickhouse")
             if isinstance(node, exp.Column) and node.table == alias:
-                return exp.column(node.name, quoted=node.this.quoted)
+                return exp.to_column(node.name, quoted=node.this.quoted)
             return node
 
         def rewrite(sql: str) -> str:
