@@ -1,4 +1,4 @@
-"""ClickHouse (25.7 or later: lightweight ``UPDATE``), through apache-airflow-providers-clickhousedb's
+"""ClickHouse (with lightweight ``UPDATE``; tested: 26.9), through apache-airflow-providers-clickhousedb's
 ``ClickHouseHook``; written from the docs' page "Adding a warehouse" alone, and registered by an entry
 point (``clickhouse`` and ``clickhousedb``: the hook's connection type and its SQLAlchemy dialect).
 
