@@ -199,7 +199,9 @@ class AnswersStatements(RunTables):
     def update_from(self, table: str, alias: str, assignments: Sequence[tuple[str, str]], source: str,
                     condition: str) -> str:
         """``UPDATE table AS alias SET column = expression, ...`` for the rows matching ``source``
-        (a derived table ``c``) under ``condition``: a store, and the fill's fix-up of prices.
+        (a derived table ``c``) under ``condition``: a store, and the fill's fix-up of prices. Every
+        caller's ``condition`` joins on ``alias.query_hash = c.query_hash``, and ``source`` has one row
+        a hash (ClickHouse, which has no ``UPDATE ... FROM``, reads ``c`` by ``query_hash``).
 
         Example: ``UPDATE t AS t0 SET credits_used = c.price FROM (SELECT ...) c
         WHERE t0.query_hash = c.query_hash``."""
