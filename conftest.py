@@ -77,6 +77,10 @@ DATABRICKS = {"conn_type": "databricks", "host": "localhost", "password": "spark
               "extra": {"http_path": "/sql/1.0/warehouses/local"}}
 """Answered by a local Spark 3.5.6 on Iceberg tables (a fresh warehouse directory per session), behind the
 real DatabricksSqlHook: its ``databricks.sql.connect`` returns tests/warehouse/spark_dbapi.py's connection."""
+CLICKHOUSE = {"conn_type": "clickhouse", "host": "localhost", "schema": "test"}
+"""Answered by chdb (the ClickHouse engine in the test process) behind the real ClickHouseHook: its
+``clickhouse_connect.get_client`` returns tests/warehouse/chdb_client.py's client; the dialect is found
+through this checkout's entry points (:func:`tests.support.own_entry_points`), as an installed package's."""
 MARIADB = {"conn_type": "mysql", "host": "127.0.0.1", "port": 3306, "login": "root", "password": "",
            "schema": "test", "extra": {"client": "mysql-connector-python"}}
 
@@ -105,6 +109,9 @@ def _unreachable(kind: str) -> str | None:
             importlib.import_module("airflow.providers.databricks.hooks.databricks_sql")
 
             shared_spark()
+        elif kind == "clickhouse":
+            import airflow.providers.clickhousedb.hooks.clickhouse  # noqa: F401
+            import chdb  # noqa: F401
         elif kind == "postgres":
             import psycopg2
 
@@ -173,6 +180,8 @@ databricks_warehouse = _one_warehouse(
 bigquery_warehouse = _one_warehouse(
     "bigquery", "BigQuery's statements on bqemulator, for the tests the ``warehouse`` fixture does not parametrize.")
 duckdb_warehouse = _one_warehouse("duckdb", "DuckDB on a file of the test's own.")
+clickhouse_warehouse = _one_warehouse(
+    "clickhouse", "ClickHouse's statements on chdb, in process, behind the real ClickHouseHook (not in ``warehouse``).")
 
 
 def _warehouse(kind: str, tmp_path: Path, request: pytest.FixtureRequest | None = None) -> Iterator[Any]:
@@ -183,10 +192,11 @@ def _warehouse(kind: str, tmp_path: Path, request: pytest.FixtureRequest | None 
     conn = {"sqlite": {"conn_type": "sqlite", "host": str(tmp_path / "warehouse.db")},
             "duckdb": {"conn_type": "duckdb", "host": str(tmp_path / "warehouse.duckdb")},
             "postgres": POSTGRES, "mariadb": MARIADB, "snowflake": SNOWFLAKE, "bigquery": BIGQUERY,
-            "databricks": DATABRICKS}[kind]
+            "databricks": DATABRICKS, "clickhouse": CLICKHOUSE}[kind]
     conn_id = f"warehouse_{kind}"
     set_connection(conn_id, conn)
-    house = Warehouse(kind, conn_id, conn, several_processes=kind not in ("duckdb", "snowflake", "databricks"),
+    house = Warehouse(kind, conn_id, conn,
+                      several_processes=kind not in ("duckdb", "snowflake", "databricks", "clickhouse"),
                       concurrent_runs=kind not in ("snowflake", "databricks"))
     # Each test gets its own answers table (other sessions' tests share these databases).
     answers = house.table_name("answers")
@@ -215,6 +225,16 @@ def _warehouse(kind: str, tmp_path: Path, request: pytest.FixtureRequest | None 
             from tests.warehouse import spark_dbapi
 
             stack.enter_context(mock.patch("databricks.sql.connect", spark_dbapi.connect))
+        if kind == "clickhouse":  # ClickHouseHook's clients, for the whole test; the dialect by entry point
+            from unittest import mock
+
+            from tests.support import own_entry_points
+            from tests.warehouse.chdb_client import chdb_client_factory
+
+            assert request is not None
+            stack.enter_context(own_entry_points(request.getfixturevalue("tmp_path_factory").mktemp("dist")))
+            chdb_path = request.getfixturevalue("tmp_path_factory").getbasetemp() / "chdb"
+            stack.enter_context(mock.patch("clickhouse_connect.get_client", chdb_client_factory(chdb_path)))
         yield house
         os.environ.pop("AIRFLOW__NAMELOOKUP__ANSWERS_TABLE", None)
         house.drop_created()

@@ -12,6 +12,7 @@ import os
 import socket
 import textwrap
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,9 @@ class Warehouse:
         assert key and names and countries, f"{self.kind} has no type for {key_type}, {name_type} or {country_type}"
         if self.kind == "bigquery":  # no keys declared (bqemulator does not parse NOT ENFORCED)
             self.hook.run(f"CREATE TABLE {table} (customer_id {key} NOT NULL, name {names}, country {countries})")
+        elif self.kind == "clickhouse":  # sorted by the key; UPDATE needs the block-number columns
+            self.hook.run(f"CREATE TABLE {table} (customer_id {key}, name {names}, country {countries}) "
+                          f"ENGINE = MergeTree ORDER BY customer_id {CLICKHOUSE_UPDATABLE}")
         else:
             primary = "" if self.kind == "databricks" else " PRIMARY KEY"  # Spark declares no keys (Unity Catalog does)
             self.hook.run(f"CREATE TABLE {table} (customer_id {key}{primary}, name {names}, country {countries})")
@@ -164,6 +168,9 @@ class Warehouse:
 
     def sql_type(self, kind: str) -> str | None:
         """This warehouse's type for one of the compliance suite's column kinds (None: it has none)."""
+        if self.kind == "clickhouse":  # a column is not nullable unless it says so
+            return {"integer": "Int32", "bigint": "Int64", "uuid": "UUID", "text": "Nullable(String)",
+                    "varchar(20)": "Nullable(String)", "char(2)": "Nullable(FixedString(2))"}[kind]
         text = {"sqlite": "TEXT", "databricks": "STRING", "bigquery": "STRING"}.get(self.kind, "VARCHAR(2000)")
         has_uuid = self.kind in ("postgres", "mariadb", "duckdb")
         return {"integer": "INT64" if self.kind == "bigquery" else "INTEGER",
@@ -180,6 +187,10 @@ class Warehouse:
         if self.kind == "bigquery":
             self.hook.run(f"CREATE TABLE {table} (customer_id INT64 NOT NULL, name STRING, last_name STRING, "
                           "country STRING)")
+        elif self.kind == "clickhouse":
+            text = "Nullable(String)"
+            self.hook.run(f"CREATE TABLE {table} (customer_id Int32, name {text}, last_name {text}, country {text}) "
+                          f"ENGINE = MergeTree ORDER BY customer_id {CLICKHOUSE_UPDATABLE}")
         else:
             text = {"sqlite": "TEXT", "databricks": "STRING"}.get(self.kind, "VARCHAR(2000)")
             key = "" if self.kind == "databricks" else " PRIMARY KEY"
@@ -217,7 +228,8 @@ class Warehouse:
         """The tables of the warehouse's test schema, by bare name."""
         listing = {"sqlite": "SELECT name FROM sqlite_master WHERE type = 'table'",
                    "bigquery": "SELECT table_name FROM analytics.INFORMATION_SCHEMA.TABLES",
-                   "databricks": "SHOW TABLES"}[self.kind]
+                   "databricks": "SHOW TABLES",
+                   "clickhouse": "SELECT name FROM system.tables WHERE database = currentDatabase()"}[self.kind]
         return {str(row[-2 if self.kind == "databricks" else 0]) for row in self.rows(listing)}
 
     def rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
@@ -250,6 +262,32 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+CLICKHOUSE_UPDATABLE = "SETTINGS enable_block_number_column = 1, enable_block_offset_column = 1"
+"""What a ClickHouse MergeTree needs for the tests' ``UPDATE`` of a source row (lightweight updates)."""
+
+
+@contextlib.contextmanager
+def own_entry_points(folder: Path) -> Iterator[None]:
+    """This checkout's ``pyproject.toml`` entry points as an installed distribution's (a ``.dist-info``
+    in ``folder``, put first on ``sys.path``), for the duration: what ``pip install .`` would register,
+    without reinstalling the shared venv's editable install (which points at another checkout)."""
+    import sys
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    info = folder / f"airflow_provider_namelookup-{project['version']}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n")
+    (info / "entry_points.txt").write_text("".join(
+        f"[{group}]\n" + "".join(f"{name} = {value}\n" for name, value in points.items()) + "\n"
+        for group, points in project["entry-points"].items()))
+    sys.path.insert(0, str(folder))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(folder))
 
 
 def set_connection(conn_id: str, conn: dict[str, Any]) -> None:

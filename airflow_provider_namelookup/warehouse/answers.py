@@ -52,6 +52,7 @@ from typing import Any
 
 from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.engine.ports import ClaimOutcome, Question, Result
+from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol
 from airflow_provider_namelookup.warehouse.dialects.erasure import STATE_ERASED, TOMBSTONE_SECONDS
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.incoming import IncomingAnswers
@@ -66,6 +67,7 @@ from airflow_provider_namelookup.warehouse.schema import (
 )
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from airflow_provider_namelookup.warehouse.valuemap import ValueMap, load_entries
+from airflow_provider_namelookup.warehouse.writer_lease import WriterLease
 
 SPENDER_LENGTH = 24
 """Hex digits of the paying task instance's id at the end of an ``answered_by``."""
@@ -324,19 +326,36 @@ class AnswersTable:
     def _claim(self, chunk: int, wanted: Sequence[str]) -> ClaimOutcome:
         """One statement claims the chunk; where the warehouse says which rows it wrote (``RETURNING``,
         or a row count of the whole chunk) and they are all the ``wanted`` ones, that is the outcome;
-        else a read of their states."""
+        else a read of their states. Under the ``SINGLE_WRITER`` claim protocol, the run holds the
+        table's writer lease (:mod:`.writer_lease`) and takes over what is reclaimable first."""
         self.session.require_temporaries()
-        d = self.session.dialect
-        p = d.placeholder
-        now = time.time()
-        a = d.claimed_row
+        if self.session.dialect.claim_protocol is ClaimProtocol.SINGLE_WRITER:
+            with WriterLease(self.session, self.name, owner=self.owner, seconds=self.lease_seconds):
+                return self._claim_rows(chunk, wanted, take_over_first=True)
+        return self._claim_rows(chunk, wanted)
+
+    def _reclaimable(self, a: str, now: float) -> tuple[str, list[Any]]:
+        """The condition on answers row ``a`` (its alias and a dot, or nothing) that another run may take it over."""
+        p = self.session.dialect.placeholder
         reclaimable = f"({a}state = 'claimed' AND {a}lease_expires < {p}) OR " \
                       f"({a}state = '{STATE_ERASED}' AND {a}lease_expires < {p})"  # erased before this run began
         reclaim_params: list[Any] = [now, self.started]
         if self.stale_before is not None:  # refresh answers older than max_age
             reclaimable += f" OR ({a}state = 'answered' AND {a}answered_at < {p})"
             reclaim_params.append(self.stale_before)
+        return reclaimable, reclaim_params
+
+    def _claim_rows(self, chunk: int, wanted: Sequence[str], *, take_over_first: bool = False) -> ClaimOutcome:
+        d = self.session.dialect
+        p = d.placeholder
+        now = time.time()
         chosen = self.map.hashes(f"chunk = {p}")
+        if take_over_first:  # the dialect's claim then inserts only the hashes nobody holds
+            reclaimable, reclaim_params = self._reclaimable("", now)
+            self.session.execute(f"UPDATE {self.quoted} SET state = 'claimed', claimed_by = {p}, lease_expires = {p} "
+                                 f"WHERE query_hash IN ({chosen}) AND ({reclaimable})",
+                                 [self.owner, now + self.lease_seconds, chunk, *reclaim_params])
+        reclaimable, reclaim_params = self._reclaimable(d.claimed_row, now)
         statement = d.claim(self.quoted, chosen, reclaimable=reclaimable)
         params = d.claim_params([chunk], reclaim_params, owner=self.owner, lease=now + self.lease_seconds,
                                 lookup=self.lookup.value)

@@ -27,8 +27,10 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -38,10 +40,12 @@ from typing import Any
 from airflow_provider_namelookup.contract import NAME_KINDS
 from airflow_provider_namelookup.personal.pseudonym import pseudonym
 from airflow_provider_namelookup.validation import normalise_text
-from airflow_provider_namelookup.warehouse.dialects.erasure import TOMBSTONE_SECONDS
+from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol
+from airflow_provider_namelookup.warehouse.dialects.erasure import STATE_ERASED, TOMBSTONE_SECONDS
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.schema import ANSWER_RESULTS, SOURCE_LAST_NAME, SOURCE_NAME
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
+from airflow_provider_namelookup.warehouse.writer_lease import WriterLease
 
 MAX_KEYS = 10_000
 """Most keys or values one erasure takes (a request names people, not tables)."""
@@ -203,7 +207,7 @@ def erase(session: WarehouseSession, request: Erasure) -> ErasureCounts:
             rows[table], found = _rows_of(session, quoted, request)
             hashes |= found
         hashes |= _answers_by_value(session, answers, request)
-        counts.answers_erased = _tombstone(session, answers, sorted(hashes))
+        counts.answers_erased = _tombstone(session, answers, sorted(hashes), table=request.answers_table)
         for table, keys in rows.items():
             counts.target_rows[table] = _delete(session, d.quote(table), d.quote(request.key_column or ""), keys)
     if isinstance(request.older_than, timedelta):
@@ -274,19 +278,25 @@ def _answers_by_value(session: WarehouseSession, answers: str, request: Erasure)
     return found
 
 
-def _tombstone(session: WarehouseSession, answers: str, hashes: Sequence[str]) -> int:
+def _tombstone(session: WarehouseSession, answers: str, hashes: Sequence[str], *, table: str) -> int:
     """Make tombstones of the answers of ``hashes`` (a new row for a hash without one, which a run may be
-    about to claim); how many answers or claims were erased."""
-    return sum(_tombstone_part(session, answers, part)
-               for part in _parts(list(hashes), session.dialect.tuning.max_in_list))
+    about to claim); how many answers or claims were erased. Where claims take the answers table's writer
+    lease (``SINGLE_WRITER``: no key refuses a second row), so do the tombstones."""
+    single_writer = session.dialect.claim_protocol is ClaimProtocol.SINGLE_WRITER
+    with WriterLease(session, table, owner=f"erasure-{uuid.uuid4().hex}", seconds=60) if single_writer \
+            else contextlib.nullcontext():
+        return sum(_tombstone_part(session, answers, part)
+                   for part in _parts(list(hashes), session.dialect.tuning.max_in_list))
 
 
 def _tombstone_part(session: WarehouseSession, answers: str, part: list[str]) -> int:
     d = session.dialect
     for _ in range(3):
         now = time.time()
-        erased = max(session.execute(d.erase_answers(answers, [c.name for c in ANSWER_RESULTS], len(part)),
-                                     [now, *part]), 0)
+        counted = None if d.counts_rows else len(session.fetchall(
+            f"{d.existing_hashes(answers, len(part))} AND state <> '{STATE_ERASED}'", part, commit=False))
+        changed = session.execute(d.erase_answers(answers, [c.name for c in ANSWER_RESULTS], len(part)), [now, *part])
+        erased = max(changed, 0) if counted is None else counted
         there = {r[0] for r in session.fetchall(d.existing_hashes(answers, len(part)), part, commit=False)}
         try:
             if missing := [(h, now) for h in part if h not in there]:
@@ -304,7 +314,10 @@ def _delete(session: WarehouseSession, target: str, key: str, keys: Iterable[Any
     d = session.dialect
     deleted = 0
     for part in _parts(list(keys), d.tuning.max_in_list):
-        deleted += max(session.execute(d.delete_where_in(target, key, len(part)), part), 0)
+        counted = None if d.counts_rows else int(session.fetchall(
+            f"SELECT COUNT(*) FROM {target} WHERE {key} IN ({d.marks(len(part))})", part, commit=False)[0][0])
+        removed = session.execute(d.delete_where_in(target, key, len(part)), part)
+        deleted += max(removed, 0) if counted is None else counted
     session.commit()
     return deleted
 

@@ -409,8 +409,10 @@ class TargetTable:
         self._collect_fixes(leaving=True)
         self._lock_fixes()
         for shape in self.map.row_shapes():
-            self.session.execute(self.dialect.upsert(self.quoted, self.fields, self.names.key_column,
-                                                     self._select(null_names=shape, joined=True)))
+            upsert = self.dialect.upsert(self.quoted, self.fields, self.names.key_column,
+                                         self._select(null_names=shape, joined=True))
+            for statement in [upsert] if isinstance(upsert, str) else upsert:  # a list: run in order
+                self.session.execute(statement)
         self._update_prices()
         self.session.commit()
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol, WriterLease
 from airflow_provider_namelookup.warehouse.dialects.erasure import ErasureStatements
 from airflow_provider_namelookup.warehouse.dialects.fill import FillStatements
 from airflow_provider_namelookup.warehouse.dialects.reading import SourceReading
@@ -58,9 +59,9 @@ from airflow_provider_namelookup.warehouse.dialects.traits import (
     value_kinds,
 )
 
-__all__ = ["MUST_WRITE", "MUST_WRITE_WHEN", "BulkLoad", "DriverErrors", "IncompleteDialect", "Names",
-           "OnConflictDialect", "Tuning", "Unchanged", "WarehouseDialect", "cloud_tuning", "json_rows",
-           "value_kinds"]
+__all__ = ["MUST_WRITE", "MUST_WRITE_WHEN", "BulkLoad", "ClaimProtocol", "DriverErrors", "IncompleteDialect", "Names",
+           "OnConflictDialect", "Tuning", "Unchanged", "WarehouseDialect", "WriterLease", "cloud_tuning",
+           "json_rows", "value_kinds"]
 
 MUST_WRITE: dict[str, str] = {
     "name": "the engine's name (messages, the docs' table of warehouses; a built-in one's module is named after it)",
@@ -74,6 +75,8 @@ MUST_WRITE_WHEN: tuple[tuple[str, str, str], ...] = (
     ("bulk_load = BulkLoad.LITERALS", "insert_literals", "the INSERT statements of the rows as literals"),
     ("bulk_load = BulkLoad.ARROW", "insert_arrow", "the INSERT that reads an Arrow table in place"),
     ("a claim of its own", "claim_params", "as many parameters, in the order its markers stand"),
+    ("claim_protocol = ClaimProtocol.SINGLE_WRITER", "writer_lease",
+     "the statements that take, read and retire the answers table's writer lease"),
 )
 """What a dialect's own choices bind it to write: (when, what, why)."""
 
@@ -120,7 +123,8 @@ def contract_gaps(cls: type[WarehouseDialect]) -> list[str]:
     wants = {"json_select": cls.bulk_load is BulkLoad.JSON and "json_select" not in own,
              "insert_literals": cls.bulk_load is BulkLoad.LITERALS and "insert_literals" not in own,
              "insert_arrow": cls.bulk_load is BulkLoad.ARROW and "insert_arrow" not in own,
-             "claim_params": not _claim_markers_match(cls)}
+             "claim_params": not _claim_markers_match(cls),
+             "writer_lease": cls.claim_protocol is ClaimProtocol.SINGLE_WRITER and "writer_lease" not in own}
     missing += [f"{what} ({when}: {why})" for when, what, why in MUST_WRITE_WHEN if wants[what]]
     if not set(COLUMN_KINDS) <= set(cls.types):
         lacking = ", ".join(k for k in COLUMN_KINDS if k not in cls.types)

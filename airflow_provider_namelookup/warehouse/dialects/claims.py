@@ -16,14 +16,51 @@ Example (the defaults: standard ``MERGE``)::
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from airflow_provider_namelookup.warehouse.dialects.run_tables import RunTables
 from airflow_provider_namelookup.warehouse.schema import Column
 
 CLAIM_COLUMNS = "(query_hash, lookup, state, claimed_by, lease_expires)"
 """The columns a claim inserts."""
+
+
+class ClaimProtocol(enum.Enum):
+    """How a dialect's engine lets exactly one of two runs claiming one query win it
+    (:attr:`AnswersStatements.claim_protocol`; what each promises: docs' Warehouses page).
+
+    :attr:`ROW_CLAIMS`: a claim is one statement that the engine makes atomic for each row (a
+    primary key that refuses a second insert, a row or table lock, an optimistic commit that fails
+    the loser): runs claim at the same time, and the loser finds the query held.
+    :attr:`SINGLE_WRITER`: for an engine without row-level transactions or keys that refuse a
+    second row (ClickHouse). One run at a time claims in an answers table, holding the table's
+    writer lease (:meth:`AnswersStatements.writer_lease`) while it takes over what is reclaimable
+    (a plain ``UPDATE``), inserts the hashes nobody holds (:meth:`AnswersStatements.claim`) and
+    reads back what it won. Parallel runs still divide the work and ask at the same time; only
+    their claim statements queue.
+    """
+
+    ROW_CLAIMS = "row claims"
+    SINGLE_WRITER = "single writer"
+
+
+class WriterLease(NamedTuple):
+    """The statements of an answers table's writer lease (:attr:`ClaimProtocol.SINGLE_WRITER`);
+    the lease is released by dropping its table (:meth:`~.run_tables.RunTables.drop_table`).
+
+    :param take: fails as a duplicate key (:meth:`~.traits.DriverErrors.is_duplicate_key`) while
+        another run holds the lease, else makes this run the holder until ``expires`` (atomically:
+        of two runs taking it, one fails).
+    :param read: one row ``(owner, expires)`` of the holder, or none.
+    :param retire: moves an expired holder's lease out of the way; fails when another run did so first
+        (it names the holder read, so that it can never retire a later holder's).
+    """
+
+    take: str
+    read: str
+    retire: str
 
 
 class AnswersStatements(RunTables):
@@ -40,6 +77,23 @@ class AnswersStatements(RunTables):
     update_returning: ClassVar[str | None] = None
     """How ``UPDATE ... RETURNING`` names the hash of a row a store wrote (None: the engine has no
     ``RETURNING``, the rows written are read back when some were not)."""
+    claim_protocol: ClassVar[ClaimProtocol] = ClaimProtocol.ROW_CLAIMS
+    """How one of two runs claiming a query wins it (:class:`ClaimProtocol`): ``SINGLE_WRITER``
+    needs :meth:`writer_lease`, and its :meth:`claim` inserts only the hashes nobody holds."""
+
+    def writer_lease(self, lease: str, *, owner: str, expires: float, holder: tuple[str, float] | None = None
+                     ) -> WriterLease:
+        """The statements of the answers table's writer lease, table ``lease`` (unquoted), for run ``owner``
+        until UNIX time ``expires``; ``holder``: the expired ``(owner, expires)`` that :attr:`WriterLease.retire`
+        moves away. No default: a dialect whose :attr:`claim_protocol` is ``SINGLE_WRITER`` must write it.
+
+        Example (ClickHouse, whose ``CREATE TABLE`` of a name that exists fails)::
+
+            WriterLease(take="CREATE TABLE \"a_writer\" (x UInt8) ENGINE = Memory COMMENT 'run1 1700000060.0'",
+                        read="SELECT splitByChar(' ', comment)[1], ... FROM system.tables WHERE ...",
+                        retire="RENAME TABLE \"a_writer\" TO \"a_writer_gone_run0_1700000000000\"")
+        """
+        raise NotImplementedError(f"{self.name} has no writer lease")
 
     def create_table(self, table: str, key: Column, columns: Sequence[Column]) -> list[str]:
         """Create a table keyed by ``key`` (the answers table).
@@ -145,7 +199,9 @@ class AnswersStatements(RunTables):
     def update_from(self, table: str, alias: str, assignments: Sequence[tuple[str, str]], source: str,
                     condition: str) -> str:
         """``UPDATE table AS alias SET column = expression, ...`` for the rows matching ``source``
-        (a derived table ``c``) under ``condition``: a store, and the fill's fix-up of prices.
+        (a derived table ``c``) under ``condition``: a store, and the fill's fix-up of prices. Every
+        caller's ``condition`` joins on ``alias.query_hash = c.query_hash``, and ``source`` has one row
+        a hash (ClickHouse, which has no ``UPDATE ... FROM``, reads ``c`` by ``query_hash``).
 
         Example: ``UPDATE t AS t0 SET credits_used = c.price FROM (SELECT ...) c
         WHERE t0.query_hash = c.query_hash``."""

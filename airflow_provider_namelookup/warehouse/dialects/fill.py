@@ -65,8 +65,11 @@ class FillStatements(AnswersStatements):
         return ", ".join([f"{names.key} AS {names.key_column}", *(f"{self.cast_null(c)} AS {c.name}" for c in typed),
                           *(f"{expression} AS {column}" for expression, column in names.raw_columns())])
 
-    def upsert(self, table: str, columns: Sequence[str], key: str, select: str) -> str:
-        """Insert ``select``'s rows into ``table``, replacing rows with the same key (see the module's example)."""
+    def upsert(self, table: str, columns: Sequence[str], key: str, select: str) -> str | list[str]:
+        """Insert ``select``'s rows into ``table``, replacing rows with the same key (see the module's example);
+        a list: statements run in order, where the engine has no one statement for it (ClickHouse: a
+        ``DELETE`` of the rows replaced, then an ``INSERT``; ``select`` reads the target, so the second
+        finds the rows the first deleted new)."""
         names = ", ".join(columns)
         sets = ", ".join(f"{c} = s.{c}" for c in columns if c != key)
         values = ", ".join(f"s.{c}" for c in columns)

@@ -116,7 +116,7 @@ class MsSqlDialect(WarehouseDialect, name="mssql", sqlglot_name="tsql", proof="p
         return f"SELECT query_hash FROM {answers} WITH (UPDLOCK, HOLDLOCK) WHERE query_hash IN ({chosen})"
 
     def upsert(self, table: str, columns: Sequence[str], key: str, select: str) -> str:
-        return super().upsert(f"{table} WITH (HOLDLOCK)", columns, key, select) + ";"
+        return f"{super().upsert(f'{table} WITH (HOLDLOCK)', columns, key, select)};"
 
     def update_from(self, table: str, alias: str, assignments: Sequence[tuple[str, str]], source: str,
                     condition: str) -> str:

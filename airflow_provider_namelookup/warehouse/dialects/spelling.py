@@ -92,6 +92,9 @@ class Spelling:
     compares_bytes_as: ClassVar[str | None] = None
     """The type raw values are cast to for comparing and grouping them exactly, where the default
     collations fold case or accents (MySQL's ``BINARY``); None: they compare exactly as they are."""
+    counts_rows: ClassVar[bool] = True
+    """The driver's ``rowcount`` of an ``UPDATE`` or ``DELETE`` is the rows it changed (clickhouse-connect's
+    is 0): where not, an erasure counts the rows before it changes them."""
     errors: ClassVar[DriverErrors] = DriverErrors()
     """How the driver's errors are told apart."""
     tuning: ClassVar[Tuning] = Tuning()

@@ -62,3 +62,22 @@ def test_types_name_every_column_kind_and_proof_is_known() -> None:
         class Untyped(WarehouseDialect, name="untyped", credit_promise=PROMISE, proof="tried once"):
             types: ClassVar[dict[str, str]] = {"text": "TEXT", "longtext": "TEXT", "float": "REAL", "int": "INTEGER",
                                                "bigint": "INTEGER"}
+
+
+def test_the_single_writer_claim_protocol_needs_a_writer_lease() -> None:
+    from airflow_provider_namelookup.warehouse.dialects.base import ClaimProtocol, WriterLease
+
+    with pytest.raises(IncompleteDialect, match=r"must write: writer_lease \(claim_protocol = ClaimProtocol"):
+        class Unleased(WarehouseDialect, name="unleased", credit_promise=PROMISE):
+            claim_protocol = ClaimProtocol.SINGLE_WRITER
+
+    class Leased(WarehouseDialect, name="leased", credit_promise=PROMISE):
+        claim_protocol = ClaimProtocol.SINGLE_WRITER
+
+        def writer_lease(self, lease: str, *, owner: str, expires: float,
+                         holder: tuple[str, float] | None = None) -> WriterLease:
+            return WriterLease(f"CREATE TABLE {lease} (x INTEGER)", f"SELECT 'holder', 0.0 FROM {lease}",
+                               f"DROP TABLE {lease}")
+
+    assert Leased.claim_protocol is ClaimProtocol.SINGLE_WRITER
+    assert WarehouseDialect.claim_protocol is ClaimProtocol.ROW_CLAIMS  # the default: row claims, as before

@@ -1,0 +1,54 @@
+"""The whole-run tests on ClickHouse: its statements run by chdb (the ClickHouse 26.9 engine in the test
+process) behind the real ``ClickHouseHook`` of apache-airflow-providers-clickhousedb, whose
+clickhouse-connect client is replaced by ``tests/warehouse/chdb_client.py``; the dialect is found by
+this checkout's entry point, as a third party's package registers one (docs: Adding a warehouse).
+
+Each is the same test as the other engines': a DAG run (``dag.test()``) first paying exactly the
+distinct names, a rerun paying 0, changed names asked again, invalid rows reported; a budget that fails
+whole or spends part; parallel runs over ``where`` shards paying each query once (ClickHouse's claims
+queue behind the answers table's writer lease, their lookups do not).
+
+Example::
+
+    pytest tests/operators/test_warehouse_clickhouse.py
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from airflow_provider_namelookup.warehouse.contrib.clickhouse import ClickHouseDialect
+from tests.operators import test_warehouse as whole
+from tests.operators import test_warehouse_concurrency as concurrency
+
+pytestmark = pytest.mark.usefixtures("airflow_db")
+
+
+def test_the_dialect_comes_from_the_entry_point(clickhouse_warehouse: Any) -> None:
+    from airflow_provider_namelookup.warehouse.dialects import WAREHOUSES, registered
+
+    assert "clickhouse" not in [w.name for w in WAREHOUSES]  # not built in
+    found = {w.name: w.entry_point for w in registered()}
+    assert found["clickhousedb"] is not None and found["clickhousedb"].group == "airflow_provider_namelookup.warehouses"
+    assert type(clickhouse_warehouse.dialect) is ClickHouseDialect  # the hook reports "clickhousedb"
+
+
+def test_first_run_exact_rerun_free_changed_names_and_invalid_rows(clickhouse_warehouse: Any, write_dag: Any,
+                                                                   namelookup: Any) -> None:
+    whole.test_table_enrichment_is_correct_frugal_and_incremental(clickhouse_warehouse, write_dag, namelookup)
+
+
+def test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest(clickhouse_warehouse: Any, write_dag: Any,
+                                                                       namelookup: Any) -> None:
+    whole.test_budget_fail_and_partial(clickhouse_warehouse, write_dag, namelookup)
+
+
+def test_parallel_shards_share_answers(clickhouse_warehouse: Any, namelookup: Any) -> None:
+    concurrency.test_country_of_origin_shards_share_answers(clickhouse_warehouse, namelookup)
+
+
+def test_parallel_runs_over_tables_with_shared_names_pay_once(clickhouse_warehouse: Any, namelookup: Any,
+                                                              emulator: Any) -> None:
+    concurrency.test_tables_with_shared_names_pay_once_across_tables(clickhouse_warehouse, namelookup, emulator)
