@@ -94,7 +94,7 @@ def _unreachable(kind: str) -> str | None:
             import airflow.providers.snowflake.hooks.snowflake
             import fakesnow  # noqa: F401
         elif kind == "bigquery":
-            import airflow.providers.google.cloud.hooks.bigquery  # noqa: F401
+            import airflow.providers.google.cloud.hooks.bigquery
             import google.cloud.bigquery  # noqa: F401
 
             from tests.bigquery_emulator import executable
