@@ -90,16 +90,20 @@ class DbApiWarehouse:
         :data:`STANDARD_TYPES`' (None: it has no such type; ``{"uuid": None}``, say).
     :param capabilities: what it declares it can do (default: everything the suite asks); the tests
         that need what it does not are skipped, naming the capability.
+    :param table_options: written after the column list of the source tables the suite creates, where
+        the engine needs them for a table the suite updates (ClickHouse: its engine and the settings
+        of lightweight ``UPDATE``).
     """
 
     def __init__(self, connect: Callable[[], Any], dialect: type[WarehouseDialect], *, placeholder: str = "?",
                  quote: str = '"', text_type: str = "VARCHAR(200)", types: Mapping[str, str | None] | None = None,
-                 capabilities: Capabilities | None = None) -> None:
+                 capabilities: Capabilities | None = None, table_options: str = "") -> None:
         self.hook = DbApiConnectionHook(connect, placeholder=placeholder, quote=quote)
         self.dialect = dialect(self.hook)
         self.text_type = text_type
         self.types = {**STANDARD_TYPES, "text": text_type, **(types or {})}
         self.capabilities = capabilities or Capabilities()
+        self.table_options = table_options
         self.answers_table = self.table_name("answers")
         self.kind = dialect.name
 
@@ -116,7 +120,7 @@ class DbApiWarehouse:
         if not (key and name and country):
             raise ValueError(f"{self.kind} has no type for {key_type}, {name_type} or {country_type}")
         self.hook.run(f"CREATE TABLE {table} (customer_id {key} NOT NULL PRIMARY KEY, name {name}, "
-                      f"country {country})")
+                      f"country {country}) {self.table_options}".rstrip())
         self.insert(table, rows)
         return table
 

@@ -21,7 +21,7 @@ def compliance_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[D
     require("airflow.providers.clickhousedb", "the clickhouse extra installs apache-airflow-providers-clickhousedb")
     from airflow.providers.clickhousedb.hooks.clickhouse import ClickHouseConnection
 
-    from airflow_provider_namelookup.warehouse.contrib.clickhouse import ClickHouseDialect
+    from airflow_provider_namelookup.warehouse.contrib.clickhouse import UPDATABLE, ClickHouseDialect
     from tests.warehouse.chdb_client import ChdbClient
 
     path = tmp_path_factory.getbasetemp() / "chdb"
@@ -29,4 +29,5 @@ def compliance_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[D
     yield DbApiWarehouse(lambda: ClickHouseConnection(ChdbClient(Path(path), database)), ClickHouseDialect,
                          placeholder="%s", text_type="Nullable(String)",
                          types={"integer": "Int32", "bigint": "Int64", "uuid": "UUID",
-                                "varchar(20)": "Nullable(String)", "char(2)": "Nullable(FixedString(2))"})
+                                "varchar(20)": "Nullable(String)", "char(2)": "Nullable(FixedString(2))"},
+                         table_options=f"ENGINE = MergeTree ORDER BY customer_id {UPDATABLE}")
