@@ -222,3 +222,19 @@ def test_an_erasure_parses(conn_type: str) -> None:
     assert {"rows_of_keys", "rows_with_values", "echoed_names", "erase_answers", "existing_hashes",
             "insert_tombstone", "delete_where_in", "delete_answers_before"} <= methods, methods
     check_parses(house.statements, trace, _read(conn_type))
+
+
+def test_a_statement_that_does_not_parse_names_the_method_that_built_it() -> None:
+    """What a dialect's wrong spelling fails with: the statement, sqlglot's error, and the method."""
+    from airflow_provider_namelookup.warehouse.dialects.mssql import MsSqlDialect
+
+    class Misspelt(MsSqlDialect, name="mssql", sqlglot_name="tsql", proof="parsed only",
+                   credit_promise=MsSqlDialect.credit_promise):
+        def delete_where_in(self, table: str, column: str, count: int) -> str:
+            return f"DELETE {table} WHERE {column} IN (({self.marks(count)})"
+
+    trace = DialectTrace(Misspelt(RecordingHook("mssql", Warehouse([]))))
+    statements = [trace.dialect.rows_of_keys(TARGET, "customer_id", 2), trace.dialect.delete_where_in(TARGET, "id", 2)]
+    with pytest.raises(AssertionError, match=r"(?s)tsql does not parse: DELETE .*built by "
+                                             r"\S*Misspelt\.delete_where_in: DELETE"):
+        check_parses(statements, trace, "tsql")
