@@ -107,7 +107,8 @@ class Warehouse:
     concurrent_runs: bool = True
     """Runs in several threads of the test process may write it at once (not fakesnow: its
     connections share one DuckDB database, whose optimistic transactions fail where Snowflake's
-    table locks make a statement wait)."""
+    table locks make a statement wait; not Databricks on the local Spark: Iceberg's optimistic
+    commits are not Delta's, so what concurrent runs do there would prove nothing of Databricks)."""
 
     @property
     def capabilities(self) -> Any:

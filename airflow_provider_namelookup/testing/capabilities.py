@@ -21,7 +21,7 @@ __all__ = ["CAPABILITIES", "Capabilities", "needs"]
 
 CAPABILITIES: dict[str, str] = {
     "concurrent_runs": "runs in several threads of one process write it at once "
-                       "(test_parallel_runs_pay_each_query_once)",
+                       "(test_parallel_runs_pay_each_query_once, test_erasure_beside_a_run_in_flight_holds)",
 }
 """Each capability and what declaring it promises (the tests it lets run)."""
 

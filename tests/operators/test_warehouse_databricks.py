@@ -4,6 +4,8 @@ Spark 3.5.6 on Apache Iceberg 1.10.2 tables behind the real ``DatabricksSqlHook`
 
 Spark takes about a second a statement, so the ``warehouse`` fixture (every warehouse test)
 does not include it: these run the issue's list on it, each the same test as the other engines'.
+The compliance suite runs on it in tests/warehouse/test_compliance_databricks.py (its statement
+budget instead of ``test_statements_do_not_grow_with_rows``, which holds the same promise).
 
 Example::
 
@@ -17,13 +19,6 @@ from typing import Any
 import pytest
 
 from airflow_provider_namelookup.operators import SqlGenderLookupOperator
-from airflow_provider_namelookup.testing.compliance import (  # noqa: F401  (the suite's fixtures and some promises)
-    compliance_account,
-    compliance_emulator,
-    test_erasure_removes_the_people_and_nothing_else,
-    test_max_age_looks_stale_answers_up_again,
-    test_retention_deletes_old_answers_only,
-)
 from airflow_provider_namelookup.warehouse.answers import AnswersTable
 from tests.operators import test_warehouse as whole
 
@@ -37,13 +32,6 @@ def test_first_run_exact_rerun_free_changed_names_and_invalid_rows(databricks_wa
 
 def test_country_of_origin(databricks_warehouse: Any, write_dag: Any, namelookup: Any) -> None:
     whole.test_country_of_origin_table(databricks_warehouse, write_dag, namelookup)
-
-
-@pytest.fixture
-def compliance_warehouse(databricks_warehouse: Any) -> Any:
-    """The compliance suite's max_age, erasure and retention promises on Databricks (its whole suite is too
-    slow on Spark for CI)."""
-    return databricks_warehouse
 
 
 def test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest(databricks_warehouse: Any, write_dag: Any,
@@ -95,7 +83,3 @@ def test_a_connection_lost_mid_store_loses_no_paid_answer(databricks_warehouse: 
     filled = house.rows(f"SELECT COUNT(*), SUM(credits_used) FROM {table}_gender WHERE status = 'ok'")[0]
     assert tuple(int(v) for v in filled) == (400, 150)
     assert [r[1] for r in house.rows("SHOW TABLES") if "namelookup_" in r[1]] == []  # staging tables dropped
-
-
-def test_statements_do_not_grow_with_rows(databricks_warehouse: Any, namelookup: Any) -> None:
-    whole.test_statements_do_not_grow_with_rows(databricks_warehouse, namelookup)

@@ -31,6 +31,7 @@ from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.run import RunOptions
 from airflow_provider_namelookup.hooks.namelookup import NameLookupAsyncHook
+from airflow_provider_namelookup.testing.trace import DialectTrace
 from airflow_provider_namelookup.warehouse import TableRunSpec, WarehouseSession, table_run
 from airflow_provider_namelookup.warehouse.source import TableSource
 from tests.support import NoTransactions
@@ -81,7 +82,8 @@ class Warehouse:
             self.tables.discard(_bare(sql.split()[-1]))
             return [], 0
         if re.match(r"^SELECT (TOP 1 )?s\.", sql):  # the source's first row
-            return [(1, self.values[0][0], self.values[0][1])], 1
+            first = self.values[0] if self.values else ("Anna", None)
+            return [(1, first[0], first[1])], 1
         if sql.startswith("SELECT 0 AS total"):  # the distinct pass
             total = sum(count for *_, count, _ in self.values)
             distinct = len(self.values)
@@ -100,9 +102,13 @@ class Warehouse:
             return ([(h,) for h in hashes] if "RETURNING" in sql else []), len(hashes)
         if sql.startswith("INSERT INTO") and "'claimed'" in sql and params:  # an insert claim: all won
             return [], len(self._chunk_hashes(params[3]))
-        if sql.startswith("SELECT COUNT(*) FROM") and "WHERE" not in sql:
+        if sql.startswith("SELECT COUNT(*) FROM"):  # nothing there to count (retention's count of old answers)
             return [(0,)], 1
         return [], 0
+
+    def columns(self, sql: str) -> list[str] | None:
+        """The column names a statement's rows carry (a cursor's ``description``), where a caller reads them."""
+        return None
 
 
 class _Cursor:
@@ -110,9 +116,12 @@ class _Cursor:
         self.house = house
         self.rows: list[tuple[Any, ...]] = []
         self.rowcount = -1
+        self.description: list[tuple[str, ...]] | None = None
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
         self.rows, self.rowcount = self.house.answer(sql, params)
+        columns = self.house.columns(sql)
+        self.description = None if columns is None else [(name,) for name in columns]
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         # MySQL counts a row an ON DUPLICATE KEY UPDATE changed twice
@@ -198,35 +207,57 @@ def distinct_values(distinct: int, rows: int) -> list[tuple[str, str | None, int
 class RecordedRun:
     statements: list[str]
     summary: dict[str, Any]
+    trace: DialectTrace | None = None
+    """Which dialect method built each statement (``traced=True``)."""
+    error: Exception | None = None
+    """What the run raised (``raises=True``): the statements up to it, and after it, are recorded."""
 
 
 def record_run(conn_type: str, emulator: Any, token: str, *, distinct: int, rows: int,
                page_size: int = 10_000, claim_chunk: int | None = None, existing: bool = False,
-               max_age: timedelta | None = None, plan_only: bool = False) -> RecordedRun:
+               max_age: timedelta | None = None, plan_only: bool = False, retention: timedelta | None = None,
+               values: list[tuple[str, str | None, int, int]] | None = None, traced: bool = False,
+               raises: bool = False, **options: Any) -> RecordedRun:
     """One gender run over a source of ``distinct`` names in ``rows`` rows, on a recording warehouse.
 
     :param existing: the target and the answers table exist (the source's rows changed since).
+    :param values: the distinct pass's values instead (``[]``: an unchanged table's rerun).
+    :param traced: remember which dialect method built each statement (:class:`DialectTrace`).
+    :param raises: the run is expected to fail; what it raised is kept, not raised.
+    :param options: more :class:`RunOptions` (``max_credits``, ``on_insufficient_credits``).
     """
-    house = Warehouse(distinct_values(distinct, rows))
+    house = Warehouse(distinct_values(distinct, rows) if values is None else values)
     if existing:
         house.tables |= {_bare(f"{SOURCE}_gender"), _bare(ANSWERS)}
     session = RecordingSession(RecordingHook(conn_type, house))
+    trace = DialectTrace(session.dialect) if traced else None
+    if trace is not None:
+        session.dialect = trace.dialect
     source = TableSource(session.dialect, table=SOURCE, key_column="customer_id", name_column="first_name",
                          country_column="country")
     job = TableRunSpec(source=source, target=f"{SOURCE}_gender", answers=ANSWERS, rules=QueryRules(LookupKind.GENDER),
-                       page_size=page_size, max_age=max_age, **({"claim_chunk": claim_chunk} if claim_chunk else {}))
+                       page_size=page_size, max_age=max_age, retention=retention,
+                       **({"claim_chunk": claim_chunk} if claim_chunk else {}))
 
     async def run() -> dict[str, Any]:
         hook = NameLookupAsyncHook.for_url(emulator.url, token)
         async with hook:
             lookup = table_run(session, job, hook, logging.getLogger("recorded"),
-                               RunOptions(check_remaining_credits=False, plan_only=plan_only))
+                               RunOptions(check_remaining_credits=False, plan_only=plan_only, **options))
             house.owner = lookup.cache.owner  # type: ignore[attr-defined]
             await lookup.run()
             return lookup.progress.summary()
 
+    summary: dict[str, Any] = {}
+    error: Exception | None = None
     try:
         summary = asyncio.run(run())
+    except Exception as err:
+        if not raises:
+            raise
+        error = err
     finally:
         session.shutdown()
-    return RecordedRun(house.statements, summary)
+    if raises and error is None:
+        raise AssertionError(f"the run was expected to fail; it did not: {summary}")
+    return RecordedRun(house.statements, summary, trace, error)

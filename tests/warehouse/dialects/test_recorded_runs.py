@@ -2,9 +2,10 @@
 in sqlglot's dialect of the warehouse, and a 1,000,000-row run sends at most 40 statements (a local
 warehouse's continuous answer stores aside).
 
-This is all the tests can do for BigQuery, Databricks, Redshift and SQL Server, which no test
-here reaches; the warehouses that run for real (SQLite, MySQL/MariaDB, DuckDB, Snowflake through
-fakesnow) are also run whole by the table operators' tests (the ``warehouse`` fixture).
+For Redshift and SQL Server, which no engine here runs, this and the compliance suite's scenarios
+recorded (test_compliance_recorded.py) are all the tests can do; the others are also run whole by
+the table operators' tests and the compliance suite (BigQuery on bqemulator, Databricks on a local
+Spark, Snowflake on fakesnow).
 PostgreSQL's driver paths (``COPY``, a named cursor) cannot be recorded: the benchmarks count
 its statements.
 """
