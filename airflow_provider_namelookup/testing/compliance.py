@@ -616,13 +616,15 @@ FIRST_RUN_STATEMENTS = 25
 """The most statements a first run may send (its distinct values fit one page), whatever its row count."""
 RERUN_STATEMENTS = 6
 """The most statements a rerun over an unchanged table may send."""
-WRITER_LEASE_STATEMENTS = 3
-"""What a claim costs besides, under the ``SINGLE_WRITER`` claim protocol (the writer lease taken and
-dropped, and what is reclaimable taken over): a first run of one claim may send that many more."""
+WRITER_LEASE_STATEMENTS = 5
+"""What a first run costs besides, under the ``SINGLE_WRITER`` claim protocol: its claim's writer lease
+taken and dropped and what is reclaimable taken over (3), and the target's writer lease its fill holds,
+taken and dropped (2)."""
 
 
 def first_run_budget(house: ComplianceWarehouse) -> int:
-    """:data:`FIRST_RUN_STATEMENTS`, and :data:`WRITER_LEASE_STATEMENTS` where ``house``'s claims need the lease."""
+    """:data:`FIRST_RUN_STATEMENTS`, and :data:`WRITER_LEASE_STATEMENTS` where ``house``'s claims and fills need
+    the leases."""
     from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol
 
     single_writer = house.dialect.claim_protocol is ClaimProtocol.SINGLE_WRITER

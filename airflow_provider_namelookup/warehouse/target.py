@@ -31,7 +31,9 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -40,6 +42,7 @@ from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.ports import RunOutcome
 from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, connection_of, warehouse_says
 from airflow_provider_namelookup.warehouse.dialects import Names
+from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.schema import (
     BOOKKEEPING,
@@ -55,9 +58,13 @@ from airflow_provider_namelookup.warehouse.schema import (
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from airflow_provider_namelookup.warehouse.source import FirstRow, TableSource
 from airflow_provider_namelookup.warehouse.valuemap import PSEUDONYM, ValueMap
+from airflow_provider_namelookup.warehouse.writer_lease import WriterLease
 
 _ALIAS = "t0"
 _CREATE_WAIT_SECONDS = 30.0
+FILL_LEASE_SECONDS = 300.0
+"""How long a fill holds its target's writer lease on an engine without row-level transactions
+(``SINGLE_WRITER``): a fill must end within it; a run waiting for it gives up after twice as long."""
 """How long a run waits for a target another run is creating (where DDL commits statement by statement)."""
 _COMPLETE_WAIT_SECONDS = 1.0
 """How long a run gives an incomplete target to be completed before it adds the columns itself."""
@@ -331,15 +338,24 @@ class TargetTable:
         await self.session.run(self.map.resolve, self.answers, self.lookup, paid_for=self.name,
                                key_sample=self.first_row.key, results=self._resolved_results)
         if self.create_at_fill:
-            await self.session.run_retrying(self._fill_by_creating)
+            await self.session.run_retrying(self._one_writer, self._fill_by_creating)
         elif self.created and self.dialect.enforces_keys:
-            await self.session.run_retrying(self._fill_new)
+            await self.session.run_retrying(self._one_writer, self._fill_new)
         else:
-            await self.session.run_retrying(self._fill_existing)
+            await self.session.run_retrying(self._one_writer, self._fill_existing)
         if self.erased_since is not None:
             await self.session.run_retrying(self._drop_erased, self.erased_since)
         self._log("Filled %s from %d distinct values in %.1f s", self.name, len(outcome.questions),
                   time.monotonic() - started)
+
+    def _one_writer(self, fill: Callable[[], None]) -> None:
+        """Run ``fill``; on an engine without row-level transactions (``SINGLE_WRITER``), holding the
+        target's writer lease, so that two runs' upserts (a delete, then an insert) and price fix-ups
+        cannot interleave into a row written twice or a price carried by two rows."""
+        single = self.dialect.claim_protocol is ClaimProtocol.SINGLE_WRITER
+        with WriterLease(self.session, self.name, owner=f"fill-{uuid.uuid4().hex}", seconds=FILL_LEASE_SECONDS) \
+                if single else contextlib.nullcontext():
+            fill()
 
     def _drop_erased(self, since: float) -> None:
         """Delete the rows this fill wrote from answers erased since ``since`` (it read them before)."""

@@ -11,7 +11,8 @@ What differs from the base:
   (ClickHouse refuses a second table of one name: ``TABLE_ALREADY_EXISTS``); its holder and expiry
   are the table's comment. An expired lease is retired by renaming it to a name made of the holder
   read, which only one run can do, and never to a later holder's. The claim itself inserts the
-  hashes nobody holds (``INSERT ... SELECT ... WHERE query_hash NOT IN``);
+  hashes nobody holds (``INSERT ... SELECT ... WHERE query_hash NOT IN``); a fill holds its target's
+  writer lease the same way (the engine's doing, for every ``SINGLE_WRITER`` dialect);
 - every table is a ``MergeTree`` ordered by its key, with the block-number columns that lightweight
   ``UPDATE`` needs; no ``PRIMARY KEY`` refuses duplicates (``enforces_keys = False``), no indexes;
 - columns are ``Nullable(...)``, as ClickHouse's are not by default; the key of an answers or
@@ -42,7 +43,7 @@ from typing import Any, ClassVar
 import sqlglot
 from sqlglot import exp
 
-from airflow_provider_namelookup.warehouse.dialects.base import ClaimProtocol, Names, WarehouseDialect, WriterLease
+from airflow_provider_namelookup.warehouse.dialects.base import ClaimProtocol, LeaseStatements, Names, WarehouseDialect
 from airflow_provider_namelookup.warehouse.dialects.claims import CLAIM_COLUMNS
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.schema import Column
@@ -105,12 +106,12 @@ class ClickHouseDialect(WarehouseDialect, name="clickhouse",
         return [lookup, owner, lease, *chosen]
 
     def writer_lease(self, lease: str, *, owner: str, expires: float, holder: tuple[str, float] | None = None
-                     ) -> WriterLease:
+                     ) -> LeaseStatements:
         lit = self.literal
         schema, _, name = lease.rpartition(".")
         database = lit(schema) if schema else "currentDatabase()"
         gone = f"{lease}_gone_{holder[0]}_{int(holder[1] * 1000)}" if holder else f"{lease}_gone"
-        return WriterLease(
+        return LeaseStatements(
             take=(f"CREATE TABLE {self.quote(lease)} (holder UInt8) ENGINE = Memory "
                   f"COMMENT {lit(f'{owner} {expires!r}')}"),
             read=(f"SELECT splitByChar(' ', comment)[1], toFloat64(splitByChar(' ', comment)[2]) FROM system.tables "

@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol, WriterLease
+from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol, LeaseStatements
 from airflow_provider_namelookup.warehouse.dialects.erasure import ErasureStatements
 from airflow_provider_namelookup.warehouse.dialects.fill import FillStatements
 from airflow_provider_namelookup.warehouse.dialects.reading import SourceReading
@@ -59,9 +59,23 @@ from airflow_provider_namelookup.warehouse.dialects.traits import (
     value_kinds,
 )
 
-__all__ = ["MUST_WRITE", "MUST_WRITE_WHEN", "BulkLoad", "ClaimProtocol", "DriverErrors", "IncompleteDialect", "Names",
-           "OnConflictDialect", "Tuning", "Unchanged", "WarehouseDialect", "WriterLease", "cloud_tuning",
-           "json_rows", "value_kinds"]
+__all__ = [
+    "MUST_WRITE",
+    "MUST_WRITE_WHEN",
+    "BulkLoad",
+    "ClaimProtocol",
+    "DriverErrors",
+    "IncompleteDialect",
+    "LeaseStatements",
+    "Names",
+    "OnConflictDialect",
+    "Tuning",
+    "Unchanged",
+    "WarehouseDialect",
+    "cloud_tuning",
+    "json_rows",
+    "value_kinds",
+]
 
 MUST_WRITE: dict[str, str] = {
     "name": "the engine's name (messages, the docs' table of warehouses; a built-in one's module is named after it)",

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from typing import Any, ClassVar, NamedTuple
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from airflow_provider_namelookup.warehouse.dialects.run_tables import RunTables
 from airflow_provider_namelookup.warehouse.schema import Column
@@ -46,7 +47,8 @@ class ClaimProtocol(enum.Enum):
     SINGLE_WRITER = "single writer"
 
 
-class WriterLease(NamedTuple):
+@dataclass(frozen=True)
+class LeaseStatements:
     """The statements of an answers table's writer lease (:attr:`ClaimProtocol.SINGLE_WRITER`);
     the lease is released by dropping its table (:meth:`~.run_tables.RunTables.drop_table`).
 
@@ -82,14 +84,14 @@ class AnswersStatements(RunTables):
     needs :meth:`writer_lease`, and its :meth:`claim` inserts only the hashes nobody holds."""
 
     def writer_lease(self, lease: str, *, owner: str, expires: float, holder: tuple[str, float] | None = None
-                     ) -> WriterLease:
+                     ) -> LeaseStatements:
         """The statements of the answers table's writer lease, table ``lease`` (unquoted), for run ``owner``
-        until UNIX time ``expires``; ``holder``: the expired ``(owner, expires)`` that :attr:`WriterLease.retire`
+        until UNIX time ``expires``; ``holder``: the expired ``(owner, expires)`` that :attr:`LeaseStatements.retire`
         moves away. No default: a dialect whose :attr:`claim_protocol` is ``SINGLE_WRITER`` must write it.
 
         Example (ClickHouse, whose ``CREATE TABLE`` of a name that exists fails)::
 
-            WriterLease(take="CREATE TABLE \"a_writer\" (x UInt8) ENGINE = Memory COMMENT 'run1 1700000060.0'",
+            LeaseStatements(take="CREATE TABLE \"a_writer\" (x UInt8) ENGINE = Memory COMMENT 'run1 1700000060.0'",
                         read="SELECT splitByChar(' ', comment)[1], ... FROM system.tables WHERE ...",
                         retire="RENAME TABLE \"a_writer\" TO \"a_writer_gone_run0_1700000000000\"")
         """

@@ -65,7 +65,7 @@ def test_types_name_every_column_kind_and_proof_is_known() -> None:
 
 
 def test_the_single_writer_claim_protocol_needs_a_writer_lease() -> None:
-    from airflow_provider_namelookup.warehouse.dialects.base import ClaimProtocol, WriterLease
+    from airflow_provider_namelookup.warehouse.dialects.base import ClaimProtocol, LeaseStatements
 
     with pytest.raises(IncompleteDialect, match=r"must write: writer_lease \(claim_protocol = ClaimProtocol"):
         class Unleased(WarehouseDialect, name="unleased", credit_promise=PROMISE):
@@ -75,8 +75,8 @@ def test_the_single_writer_claim_protocol_needs_a_writer_lease() -> None:
         claim_protocol = ClaimProtocol.SINGLE_WRITER
 
         def writer_lease(self, lease: str, *, owner: str, expires: float,
-                         holder: tuple[str, float] | None = None) -> WriterLease:
-            return WriterLease(f"CREATE TABLE {lease} (x INTEGER)", f"SELECT 'holder', 0.0 FROM {lease}",
+                         holder: tuple[str, float] | None = None) -> LeaseStatements:
+            return LeaseStatements(f"CREATE TABLE {lease} (x INTEGER)", f"SELECT 'holder', 0.0 FROM {lease}",
                                f"DROP TABLE {lease}")
 
     assert Leased.claim_protocol is ClaimProtocol.SINGLE_WRITER
