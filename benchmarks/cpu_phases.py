@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(table_lines([(s, c, w) for s, c, w, _ in done])))
     other: Counter[str] = Counter()
     for sampler, *_ in done:
-        other.update(sampler.other)  # type: ignore[arg-type]
+        other.update(sampler.other)
     if other:
         print("\n'other', by the innermost frame of the provider (all runs):")
         for where, spent in other.most_common(8):
