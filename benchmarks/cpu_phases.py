@@ -6,15 +6,16 @@ of the task's CPU by phase. The run is the provider's ``SqlGenderLookupOperator.
 process (as :mod:`benchmarks.trace_first_run` runs it), on a fresh table of the in-task benchmark
 (:func:`benchmarks.in_task.build_table`), against the emulator over loopback.
 
-A profile of CPU time, not of wall time. Two threads' kinds do the run's work: the event loop's
+A profile of CPU time, not of wall time. Two kinds of threads do the run's work: the event loop's
 (planning, HTTP, the engine), whose CPU is its thread time, and the warehouse sessions' (every
 statement, the driver's work, on SQLite and DuckDB the database engine itself), whose CPU is the rest
 of the process time of ``execute()``. How each kind's CPU divides among the phases comes from
-``py-spy`` (run on this process for the time of ``execute()`` alone, ``--nonblocking``): its samples of
-threads that are not waiting (:data:`_WAITING`: a socket, the warehouse's answer, a lock, an empty
-queue), each given to the phase of its stack (:func:`phase_of`: the innermost frame that names a
-phase). py-spy also counts a thread that is runnable but waits for a core, so on a loaded machine
-its samples add up to more than the CPU: the shares are scaled to each kind's measured CPU.
+``py-spy`` (``pip install py-spy``: not among the package's extras), run on this process for the
+time of ``execute()`` alone (``--nonblocking``): its samples of threads that are not waiting
+(:data:`_WAITING`: a socket, the warehouse's answer, a lock, an empty queue), each given to the
+phase of its stack (:func:`phase_of`: the innermost frame that names a phase). py-spy also counts a
+thread that is runnable but waits for a core, so on a loaded machine its samples add up to more
+than the CPU: the shares are scaled to each kind's measured CPU.
 
 Example::
 
