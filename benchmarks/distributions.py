@@ -6,6 +6,9 @@ Two kinds, both drawn from the emulator's own name data by how many people bear 
   country by frequency (so a few names repeat very often, most are rare; 1,000,000 rows hold
   about 56,000 distinct queries), about 70 % of rows with a country hint and 1 % invalid on
   purpose;
+- ``first``: first names only, no hint: each row's name drawn by how many people bear it in every
+  country of the data, the country column left empty (1,000,000 rows hold about 43,000 distinct
+  queries: the distinct names);
 - ``share5``, ``share35``: a set share of distinct names (5 % or 35 % of the rows): that many
   names drawn by frequency (bearers in every country of the data) without replacement, each
   once, and the other rows drawn among them by frequency; each name always with the country
@@ -17,11 +20,14 @@ Example::
     >>> len(rows), len({name for _, name, _ in rows})
     (1000, 350)
     >>> sorted(DISTRIBUTIONS)
-    ['sample', 'share35', 'share5']
+    ['first', 'sample', 'share35', 'share5']
+    >>> {country for _, _, country in customer_rows_of("first", 1_000, seed=3)}
+    {None}
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterator
 from functools import cache
@@ -30,8 +36,8 @@ from typing import Any
 from namelookup_emulator.names import load_names
 from namelookup_emulator.sample import customer_rows
 
-DISTRIBUTIONS: dict[str, float | None] = {"sample": None, "share5": 0.05, "share35": 0.35}
-"""A distribution's share of distinct names (None: the sample's own mix)."""
+DISTRIBUTIONS: dict[str, float | None] = {"sample": None, "first": None, "share5": 0.05, "share35": 0.35}
+"""A distribution's share of distinct names (None: the sample's own mix, or first names only)."""
 
 
 @cache
@@ -66,9 +72,20 @@ def share_rows(count: int, share: float, *, seed: int) -> Iterator[tuple[int, st
         yield key, name, country
 
 
+def first_name_rows(count: int, *, seed: int) -> Iterator[tuple[int, str, None]]:
+    """``(customer_id, first_name, None)`` rows: names drawn by their bearers in every country, no hint."""
+    rng = random.Random(seed)
+    names, weights = _names_by_frequency()
+    drawn = rng.choices(names, cum_weights=list(itertools.accumulate(weights)), k=count)
+    for key, (name, _) in enumerate(drawn, start=1):
+        yield key, name, None
+
+
 def customer_rows_of(distribution: str, count: int, *, seed: int) -> Iterator[tuple[Any, ...]]:
     """The rows of ``distribution`` (see the module's docstring)."""
     share = DISTRIBUTIONS[distribution]
+    if distribution == "first":
+        return first_name_rows(count, seed=seed)
     if share is None:
         return customer_rows(count, seed=seed)
     return share_rows(count, share, seed=seed)

@@ -49,13 +49,16 @@ from benchmarks.figures import Section, render
 from benchmarks.machine import describe, summary_lines
 
 HERE = Path(__file__).resolve().parent
+IN_TASK_DISTRIBUTIONS = ("first", "sample", "share5", "share35")
+"""The in-task cases' name distributions (:mod:`benchmarks.distributions`): share35 only over the WAN, and
+over the WAN above 100,000 rows only first and sample."""
 BENCHMARKS = ("in_task", "table", "table_postgres", "table_duckdb", "handwritten", "latency", "hook", "emulator")
 
 FULL: dict[str, Any] = {"rows": (100_000, 1_000_000), "naive_rows": 100_000, "names": 20_000, "repeats": 3,
                         "duration": 3.0, "latency_rows": (20_000, 100_000), "latency_naive_rows": 200,
                         "pg_rows": (100_000, 1_000_000, 10_000_000), "duck_rows": (100_000, 1_000_000),
                         "versus_rows": (1_000_000,), "versus_latency_rows": (20_000,), "versus_repeats": 5,
-                        "in_task_rows": (1_000_000,), "in_task_latency_rows": (20_000,)}
+                        "in_task_rows": (1_000_000,), "in_task_latency_rows": (20_000, 1_000_000)}
 QUICK: dict[str, Any] = {"rows": (10_000, 100_000), "naive_rows": 2_000, "names": 4_000, "repeats": 1, "duration": 1.0,
                          "latency_rows": (2_000, 10_000), "latency_naive_rows": 50, "pg_rows": (10_000, 100_000),
                          "duck_rows": (10_000, 100_000), "versus_rows": (10_000,), "versus_latency_rows": (2_000,),
@@ -93,8 +96,8 @@ def _benchmarks(text: str) -> tuple[str, ...]:
 
 def _distributions(text: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.split(",") if n.strip())
-    if not names or any(n not in ("sample", "share5", "share35") for n in names):
-        raise argparse.ArgumentTypeError(f"distributions are sample, share5, share35; got {text!r}")
+    if not names or any(n not in IN_TASK_DISTRIBUTIONS for n in names):
+        raise argparse.ArgumentTypeError(f"distributions are {', '.join(IN_TASK_DISTRIBUTIONS)}; got {text!r}")
     return names
 
 
@@ -146,21 +149,25 @@ def build_parser() -> argparse.ArgumentParser:
                              f"(default {','.join(versus_handwritten.WAREHOUSES)})")
     parser.add_argument("--in-task-rows", type=_numbers, metavar="N,N",
                         help="inside a task: table sizes on loopback, on PostgreSQL, SQLite and DuckDB, each with "
-                             "the sample's names and with 5 %% distinct names (default 1000000)")
+                             "first names only, the sample's names and 5 %% distinct names (default 1000000)")
     parser.add_argument("--in-task-latency-rows", type=_numbers, metavar="N,N",
-                        help="inside a task: PostgreSQL table sizes with --latency-ms, with the sample's names, 5 %% "
-                             "and 35 %% distinct names (default 20000)")
+                        help="inside a task: PostgreSQL table sizes with --latency-ms, with first names only, the "
+                             "sample's names, 5 %% and 35 %% distinct names (above 100,000 rows first names only "
+                             "and the sample's) (default 20000,1000000)")
     parser.add_argument("--in-task-warehouses", type=_names, default=("postgres", "sqlite", "duckdb"), metavar="LIST",
                         help="inside a task: the warehouses (default postgres,sqlite,duckdb; the WAN cases are "
                              "PostgreSQL's)")
-    parser.add_argument("--in-task-distributions", type=_distributions, default=("sample", "share5", "share35"),
-                        metavar="LIST", help="inside a task: the name distributions (default sample,share5,share35; "
-                                             "share35 only over the WAN)")
+    parser.add_argument("--in-task-distributions", type=_distributions, default=IN_TASK_DISTRIBUTIONS,
+                        metavar="LIST", help="inside a task: the name distributions (default "
+                                             f"{','.join(IN_TASK_DISTRIBUTIONS)}; share35 only over the WAN)")
     parser.add_argument("--in-task-repeats", type=int, default=5, metavar="N",
-                        help="inside a task: repetitions of a WAN case or of a table under 100,000 rows (default 5)")
+                        help="inside a task: repetitions of a table of at most 100,000 rows (default 5)")
+    parser.add_argument("--in-task-big-repeats", type=int, default=3, metavar="N",
+                        help="inside a task: repetitions of a bigger table, each on a fresh table: its first "
+                             "run is the median of these (default 3)")
     parser.add_argument("--in-task-reruns", type=int, default=5, metavar="N",
-                        help="inside a task: unchanged reruns of a case that is not repeated (a big table), each "
-                             "a DAG run over the same table (default 5)")
+                        help="inside a task: unchanged reruns of a case, shared among its repetitions (at least "
+                             "one each), each a DAG run over an unchanged table (default 5)")
     parser.add_argument("--repeats", type=int, metavar="N", help="runs per hook configuration (default 3)")
     parser.add_argument("--duration", type=float, metavar="S", help="seconds per emulator point (default 3)")
     parser.add_argument("--seed", type=int, default=2026, help="seed of the customer tables (default 2026)")
@@ -187,14 +194,15 @@ def _plan(args: argparse.Namespace) -> dict[str, Callable[[Path], Section]]:
     wan = latency.LatencyOptions(sizes=tuple(_option(args, "latency_rows")), latency_ms=args.latency_ms,
                                  naive_rows=int(_option(args, "latency_naive_rows")), seed=args.seed)
     in_task_cases = (*((w, size, d, "loopback") for size in _option(args, "in_task_rows")
-                       for w in args.in_task_warehouses for d in ("sample", "share5")
+                       for w in args.in_task_warehouses for d in ("first", "sample", "share5")
                        if d in args.in_task_distributions),
                      *(("postgres", size, d, "latency") for size in _option(args, "in_task_latency_rows")
-                       for d in ("sample", "share5", "share35")
+                       for d in (IN_TASK_DISTRIBUTIONS if size <= in_task.BIG_ROWS else ("first", "sample"))
                        if d in args.in_task_distributions and "postgres" in args.in_task_warehouses))
     plans: dict[str, Callable[[Path], Section]] = {
         "in_task": lambda work: in_task.run(in_task.InTaskOptions(
-            cases=in_task_cases, repeats=args.in_task_repeats, reruns=args.in_task_reruns, latency_ms=args.latency_ms,
+            cases=in_task_cases, repeats=args.in_task_repeats, big_repeats=args.in_task_big_repeats,
+            reruns=args.in_task_reruns, latency_ms=args.latency_ms,
             seed=args.seed), work),
         "table": lambda work: table_enrichment.run(table, work),
         "table_postgres": lambda work: table_postgres.run(

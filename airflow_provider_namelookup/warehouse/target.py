@@ -358,8 +358,13 @@ class TargetTable:
             fill()
 
     def _drop_erased(self, since: float) -> None:
-        """Delete the rows this fill wrote from answers erased since ``since`` (it read them before)."""
+        """Delete the rows this fill wrote from answers erased since ``since`` (it read them before). The
+        answers table is asked first: the delete reads the whole target (1M rows: 0.28 s on SQLite), and
+        a run during which nothing was erased, nearly every run, has nothing to delete. Asked after the
+        fill's commit, the answer holds for the rows written (an erasure that comes later deletes them)."""
         d = self.dialect
+        if not int(self.session.fetchall(d.count_erased_since(self.answers), [since])[0][0] or 0):
+            return
         self.session.execute(d.delete_erased_rows(self.quoted, self.answers, d.literal(self.stamp)), [since])
         self.session.commit()
 

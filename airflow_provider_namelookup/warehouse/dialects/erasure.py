@@ -80,6 +80,12 @@ class ErasureStatements(Spelling):
         return (f"DELETE FROM {target} WHERE enriched_at = {stamp} AND query_hash IN (SELECT query_hash FROM {answers} "
                 f"WHERE state = '{STATE_ERASED}' AND lease_expires >= {self.placeholder})")
 
+    def count_erased_since(self, answers: str) -> str:
+        """How many answers were erased since a time (bound): where none was, a fill has no row to delete.
+
+        Example: ``SELECT COUNT(*) FROM "namelookup_answers" WHERE state = 'erased' AND lease_expires >= ?``."""
+        return f"SELECT COUNT(*) FROM {answers} WHERE state = '{STATE_ERASED}' AND lease_expires >= {self.placeholder}"
+
     def delete_answers_before(self, answers: str, *, count: bool = False) -> str:
         """Delete answers (and the lost answers' rows) stored before a time, and tombstones before
         another (both bound); claims in flight are left alone. ``count``: count those rows instead
