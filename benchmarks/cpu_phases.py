@@ -10,7 +10,7 @@ A profile of CPU time, not of wall time. Two kinds of threads do the run's work:
 (planning, HTTP, the engine), whose CPU is its thread time, and the warehouse sessions' (every
 statement, the driver's work, on SQLite and DuckDB the database engine itself), whose CPU is the rest
 of the process time of ``execute()``. How each kind's CPU divides among the phases comes from
-``py-spy`` (``pip install py-spy``: not among the package's extras), run on this process for the
+``py-spy`` (in the ``dev`` extra), run on this process for the
 time of ``execute()`` alone (``--nonblocking``): its samples of threads that are not waiting
 (:data:`_WAITING`: a socket, the warehouse's answer, a lock, an empty queue), each given to the
 phase of its stack (:func:`phase_of`: the innermost frame that names a phase). py-spy also counts a
