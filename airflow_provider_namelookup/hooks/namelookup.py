@@ -94,6 +94,7 @@ from airflow_provider_namelookup.errors import (
 )
 from airflow_provider_namelookup.hooks.concurrency import ConcurrencyGate, ConcurrencyLimit, Outcome
 from airflow_provider_namelookup.hooks.settings import ClientSettings
+from airflow_provider_namelookup.hooks.sockets import idle_checked_transport
 from airflow_provider_namelookup.hooks.transport_errors import cannot_succeed, describe, display_url
 from airflow_provider_namelookup.metrics import CallCounters
 from airflow_provider_namelookup.models import Query
@@ -562,9 +563,17 @@ class NameLookupAsyncHook(_NameLookupBase):
         if self._lanes is None:
             settings = await self.aget_settings()
             await self._atls(settings)
-            self._lanes = _Lanes(lambda size: httpx.AsyncClient(**self._client_options(settings, size)),
+            self._lanes = _Lanes(lambda size: httpx.AsyncClient(**self._async_client_options(settings, size)),
                                  self._ceiling(settings))
         return self._lanes
+
+    def _async_client_options(self, settings: ClientSettings, connections: int) -> dict[str, Any]:
+        """The client options, with httpx's transport checking its idle connections more cheaply
+        (:mod:`.sockets`) unless a transport was given."""
+        options = self._client_options(settings, connections)
+        if options["transport"] is None:
+            options["transport"] = idle_checked_transport(verify=options["verify"], limits=options["limits"])
+        return options
 
     async def aclient(self) -> httpx.AsyncClient:
         """An HTTP client of this hook (the first of its :class:`_Lanes`)."""
