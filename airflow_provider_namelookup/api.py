@@ -22,12 +22,13 @@ Example (driving a call by hand, as the hooks do)::
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
+
+import msgspec
 
 from airflow_provider_namelookup.contract import (
     BACKOFF_MAX_SECONDS,
@@ -149,9 +150,17 @@ class RetryPolicy:
 
 
 def decode_json(response: RawResponse) -> Any:
-    """The JSON body of ``response``; a body that is not JSON is a :class:`NameLookupServerError`."""
+    """The JSON body of ``response``; a body that is not JSON (RFC 8259: UTF-8, no ``NaN``) is a
+    :class:`NameLookupServerError`.
+
+    msgspec (which Airflow itself requires) decodes to the same dicts and lists as ``json.loads``
+    in about half its CPU; an answer of 100 results is decoded on every request.
+
+    >>> decode_json(RawResponse(200, b'[{"gender": "female", "probability": 0.98}]', None))
+    [{'gender': 'female', 'probability': 0.98}]
+    """
     try:
-        return json.loads(response.content)
+        return msgspec.json.decode(response.content)
     except (ValueError, UnicodeDecodeError):
         raise NameLookupServerError(
             "invalid-answer", "the service answered with a body that is not JSON",

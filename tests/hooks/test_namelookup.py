@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from airflow_provider_namelookup.api import RetryPolicy
+from airflow_provider_namelookup.api import RawResponse, RetryPolicy, decode_json
 from airflow_provider_namelookup.errors import (
     STATUS_CLASSES,
     STATUS_HTTP,
@@ -222,6 +222,20 @@ def test_non_json_success_is_a_server_error() -> None:
     service = Service([httpx.Response(200, text="<html>captive portal</html>")])
     with make_hook(service) as hook, pytest.raises(NameLookupServerError, match="not JSON"):
         hook.get_statistic()
+
+
+@pytest.mark.parametrize("body", [b"\xff\xfe[]", b'{"remaining_credits": NaN}', b'{"remaining_credits": 1', b""])
+def test_a_body_that_is_not_rfc_json_is_a_server_error(body: bytes) -> None:
+    service = Service([httpx.Response(200, content=body)])
+    with make_hook(service) as hook, pytest.raises(NameLookupServerError, match="not JSON"):
+        hook.get_statistic()
+
+
+def test_an_answer_decodes_to_plain_dicts_and_lists() -> None:
+    answer = [{"input": {"first_name": "Zoë", "id": "h1"}, "gender": "female", "probability": 0.5,
+               "details": {"credits_used": 1, "samples": 12345678901234567890}}]
+    assert decode_json(RawResponse(200, json.dumps(answer, ensure_ascii=False).encode())) == answer
+    assert decode_json(RawResponse(200, json.dumps(answer).encode())) == answer
 
 
 def test_tolerant_parsing_of_nulls_and_missing_fields() -> None:
