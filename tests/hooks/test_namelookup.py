@@ -238,6 +238,21 @@ def test_an_answer_decodes_to_plain_dicts_and_lists() -> None:
     assert decode_json(RawResponse(200, json.dumps(answer).encode())) == answer
 
 
+def test_a_body_is_sent_as_httpx_json_would_send_it() -> None:
+    queries = [{"first_name": "Zoë", "country": "DE", "id": 7}, {"full_name": "Jean Dupont", "id": "row-1"}]
+    service = Service()
+    with make_hook(service) as hook:
+        hook.gender_batch(queries)
+        hook.get_statistic()
+    lookup, statistic = service.requests
+    expected = httpx.Request("POST", "http://svc.test/v2/gender", json=queries)
+    assert lookup.content == expected.content
+    assert lookup.headers["Content-Type"] == "application/json"
+    assert lookup.headers["Content-Length"] == str(len(expected.content))
+    assert lookup.headers["Authorization"] == f"Bearer {TOKEN}"
+    assert statistic.content == b"" and "Content-Type" not in statistic.headers
+
+
 def test_tolerant_parsing_of_nulls_and_missing_fields() -> None:
     sparse = {"input": {"first_name": "Zz"}, "gender": None, "probability": None, "details": None,
               "first_name": None, "result_found": None}
