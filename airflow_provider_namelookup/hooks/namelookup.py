@@ -138,6 +138,11 @@ def _body(request: ApiRequest) -> bytes | None:
     return None if request.json is None else msgspec.json.encode(request.json)
 
 
+def _with_id(payload: dict[str, Any], id: str) -> dict[str, Any]:
+    payload["id"] = id
+    return payload
+
+
 def _raw(response: httpx.Response) -> RawResponse:
     return RawResponse(response.status_code, response.content, response.headers.get("Retry-After"))
 
@@ -742,7 +747,7 @@ class NameLookupAsyncHook(_NameLookupBase):
             such a request is sent again (the run's budget, which may stop it).
         """
         await self.aget_settings()
-        payloads = [{**query.to_payload(), "id": key} for key, query in queries.items()]
+        payloads = [_with_id(query.to_payload(), key) for key, query in queries.items()]
         if lookup is LookupKind.GENDER:
             batches = self.sizer.chunks(payloads)
             calls = [lambda batch=batch: gender_batch_call(batch, self.sizer, self.policy, self.counters, lost_answers)
