@@ -466,3 +466,30 @@ async def test_async_connection_is_read_from_the_environment(monkeypatch: pytest
     assert (await hook.get_statistic())["remaining_credits"] == 12
     await hook.aclose()
     assert service.requests[0].headers["Authorization"] == f"Bearer {TOKEN}"
+
+
+@pytest.mark.parametrize("echoed", [
+    ["a", "b", "c"],            # in order: the usual answer
+    ["c", "a", "b"],            # shuffled: matched by id
+    [1, "b", "c"],              # an id of another type: request order kept
+    ["a", "a", "c"],            # an id echoed twice: request order kept
+    [None, "b", "c"],           # an id missing: request order kept
+])
+def test_results_are_matched_by_echoed_id_else_kept_in_request_order(echoed: list) -> None:
+    from airflow_provider_namelookup.api import match_results
+
+    payloads = [{"first_name": n, "id": n} for n in ("a", "b", "c")]
+    answer = [{"input": {"id": e} if e is not None else {}, "n": n} for n, e in enumerate(echoed)]
+    matched = match_results(payloads, answer)
+    if echoed == ["c", "a", "b"]:
+        assert [r["n"] for r in matched] == [1, 2, 0]
+    else:
+        assert matched == answer
+
+
+def test_results_of_queries_with_the_same_id_stay_in_request_order() -> None:
+    from airflow_provider_namelookup.api import match_results
+
+    payloads = [{"first_name": "a", "id": 1}, {"first_name": "b", "id": 1}]
+    answer = [{"input": {"id": 1}, "n": 0}, {"input": {"id": 1}, "n": 1}]
+    assert match_results(payloads, answer) == answer
