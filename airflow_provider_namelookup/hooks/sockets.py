@@ -23,6 +23,8 @@ from typing import Any
 import httpcore
 import httpx
 
+from airflow_provider_namelookup.third_party import with_network_backend
+
 __all__ = ["idle_checked_transport", "socket_readable"]
 
 
@@ -87,7 +89,5 @@ def idle_checked_transport(**options: Any) -> httpx.AsyncHTTPTransport:
     """``httpx.AsyncHTTPTransport(**options)`` whose connections are checked as the module docstring
     says. Should a later httpx build its pool otherwise, the transport is httpx's, unchanged."""
     transport = httpx.AsyncHTTPTransport(**options)
-    pool = getattr(transport, "_pool", None)
-    if isinstance(pool, httpcore.AsyncConnectionPool) and hasattr(pool, "_network_backend"):
-        pool._network_backend = _Backend()
+    with_network_backend(transport, _Backend())
     return transport
