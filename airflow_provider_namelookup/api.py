@@ -22,12 +22,13 @@ Example (driving a call by hand, as the hooks do)::
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
+
+import msgspec
 
 from airflow_provider_namelookup.contract import (
     BACKOFF_MAX_SECONDS,
@@ -149,9 +150,17 @@ class RetryPolicy:
 
 
 def decode_json(response: RawResponse) -> Any:
-    """The JSON body of ``response``; a body that is not JSON is a :class:`NameLookupServerError`."""
+    """The JSON body of ``response``; a body that is not JSON (RFC 8259: UTF-8, no ``NaN``) is a
+    :class:`NameLookupServerError`.
+
+    msgspec (which Airflow itself requires) decodes to the same dicts and lists as ``json.loads``
+    in about half its CPU; an answer of 100 results is decoded on every request.
+
+    >>> decode_json(RawResponse(200, b'[{"gender": "female", "probability": 0.98}]', None))
+    [{'gender': 'female', 'probability': 0.98}]
+    """
     try:
-        return json.loads(response.content)
+        return msgspec.json.decode(response.content)
     except (ValueError, UnicodeDecodeError):
         raise NameLookupServerError(
             "invalid-answer", "the service answered with a body that is not JSON",
@@ -297,6 +306,19 @@ def _id_key(value: Any) -> tuple[str, Any]:
     return type(value).__name__, value
 
 
+def _echoed_in_order(payloads: Sequence[Mapping[str, Any]], answer: list[dict[str, Any]]) -> bool:
+    """Whether every result echoes its own query's id (same type and value), in request order: the
+    service's usual answer, checked in one pass."""
+    for payload, result in zip(payloads, answer, strict=True):
+        sent, echoed = payload.get("id"), result.get("input")
+        if sent is None or type(echoed) is not dict:
+            return False
+        back = echoed.get("id")
+        if type(back) is not type(sent) or back != sent:
+            return False
+    return True
+
+
 def match_results(payloads: Sequence[Mapping[str, Any]], answer: Any) -> list[dict[str, Any]]:
     """Order an array answer like its request: by echoed ``input.id`` when every query
     carries a distinct id (the engine sends each query's hash as its id), else by position."""
@@ -305,6 +327,8 @@ def match_results(payloads: Sequence[Mapping[str, Any]], answer: Any) -> list[di
     if len(answer) != len(payloads):
         raise NameLookupServerError(
             "invalid-answer", f"the service answered {len(answer)} results for {len(payloads)} queries")
+    if _echoed_in_order(payloads, answer):
+        return list(answer)  # what the matching below returns then, without its two maps
     position = {_id_key(p["id"]): n for n, p in enumerate(payloads) if p.get("id") is not None}
     if len(position) != len(payloads):
         return list(answer)

@@ -8,6 +8,15 @@ with those objects in view and 0.12 s with them set aside; planning a 20,000-row
 third of its time in such passes. ``gc.freeze`` sets them aside; they are given back (to the
 oldest generation, so nothing is lost) when the outermost user ends.
 
+For the same block the youngest generation is collected after :data:`YOUNG_THRESHOLD` new
+container objects instead of Python's 700: a run makes tens of thousands of long-lived objects
+(its questions, their queries, the answers on their way to the warehouse), and each hundredth
+pass of the young generations walks them again once they outnumber a quarter of the old ones
+(a 1M-row first run: 7 full passes, 0.19 s of CPU; 0.30 s in all passes). Only garbage held in
+reference cycles waits for a pass; everything else is freed when its last reference goes, as
+always, and the cycles are still collected, in passes 70 times rarer (at most ~50,000 new
+objects apart, a few MB).
+
 Example::
 
     with older_objects_left_alone():
@@ -28,19 +37,26 @@ from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+YOUNG_THRESHOLD = 50_000
+"""New container objects between two collections of the youngest generation inside the block."""
+
 _depth = 0
 _lock = threading.Lock()
+_thresholds: tuple[int, int, int] | None = None
 
 
 @contextmanager
 def older_objects_left_alone() -> Iterator[None]:
     """Freeze the objects that exist now for the block; nested uses keep the outermost freeze
     (an inner ``gc.unfreeze`` would give back the outer block's objects too early)."""
-    global _depth
+    global _depth, _thresholds
     with _lock:
         _depth += 1
         if _depth == 1:
             gc.freeze()
+            _thresholds = gc.get_threshold()
+            if 0 < _thresholds[0] < YOUNG_THRESHOLD:  # 0: collection is off; a larger one was chosen
+                gc.set_threshold(YOUNG_THRESHOLD, *_thresholds[1:])
     try:
         yield
     finally:
@@ -48,6 +64,9 @@ def older_objects_left_alone() -> Iterator[None]:
             _depth -= 1
             if _depth == 0:
                 gc.unfreeze()
+                if _thresholds is not None:
+                    gc.set_threshold(*_thresholds)
+                    _thresholds = None
 
 
 def leaves_older_objects_alone(function: F) -> F:

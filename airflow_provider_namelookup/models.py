@@ -47,10 +47,13 @@ class Query:
     def to_payload(self) -> dict[str, Any]:
         """The JSON object sent on the wire (null fields left out)."""
         payload: dict[str, Any] = {self.kind: self.name}
-        for field in HINT_FIELDS:
-            value = getattr(self, field)
-            if value is not None:
-                payload[field] = value
+        # HINT_FIELDS spelt out: a payload is built for every query a run sends
+        if self.country is not None:
+            payload["country"] = self.country
+        if self.locale is not None:
+            payload["locale"] = self.locale
+        if self.ip is not None:
+            payload["ip"] = self.ip
         if self.id is not None:
             payload["id"] = self.id
         return payload

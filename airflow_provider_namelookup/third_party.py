@@ -24,6 +24,13 @@ PRIVATE_REACHES: dict[str, str] = {
     "airflow.models.variable.Variable._val":
         "the column of a Variable's stored (maybe encrypted) value: reading the column, not Variable objects, keeps "
         "every usage record read out of the secrets masker (variable_value_column)",
+    "httpx.AsyncHTTPTransport._pool":
+        "httpx builds its transport's httpcore pool itself and takes no network backend: the async hook's transport "
+        "swaps the pool's backend for one that checks idle connections more cheaply (hooks/sockets.py; "
+        "with_network_backend)",
+    "httpcore.AsyncConnectionPool._network_backend":
+        "the backend the pool opens its connections with, a constructor argument httpx does not pass on: set on "
+        "the pool httpx built, before any connection is made (with_network_backend)",
 }
 """``module.Class._attribute`` -> why the provider reaches it."""
 
@@ -38,3 +45,15 @@ def fresh_databricks_connection(hook: Any) -> Any:
 def variable_value_column(variable_model: Any) -> Any:
     """The SQLAlchemy column of a Variable's stored value (see :data:`PRIVATE_REACHES`)."""
     return variable_model._val
+
+
+def with_network_backend(transport: Any, backend: Any) -> bool:
+    """Give the httpcore pool of an ``httpx.AsyncHTTPTransport`` ``backend`` (see :data:`PRIVATE_REACHES`);
+    False, and the transport left as it was, when httpx no longer builds such a pool."""
+    import httpcore
+
+    pool = getattr(transport, "_pool", None)
+    if not (isinstance(pool, httpcore.AsyncConnectionPool) and hasattr(pool, "_network_backend")):
+        return False
+    pool._network_backend = backend
+    return True

@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from airflow_provider_namelookup.heap import leaves_older_objects_alone, older_objects_left_alone
+from airflow_provider_namelookup.heap import YOUNG_THRESHOLD, leaves_older_objects_alone, older_objects_left_alone
 
 
 def test_the_outermost_block_gives_the_objects_back_and_an_inner_one_does_not() -> None:
@@ -33,3 +33,39 @@ def test_an_execute_decorated_runs_with_the_objects_set_aside_also_when_it_raise
     with pytest.raises(ValueError, match="boom"):
         execute(True)
     assert len(seen) == 2 and min(seen) > 0 and gc.get_freeze_count() == 0
+
+
+def test_the_young_generation_is_collected_less_often_inside_and_as_before_after() -> None:
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        with older_objects_left_alone():
+            assert gc.get_threshold() == (YOUNG_THRESHOLD, 10, 10)
+            with older_objects_left_alone():
+                assert gc.get_threshold() == (YOUNG_THRESHOLD, 10, 10)
+            assert gc.get_threshold() == (YOUNG_THRESHOLD, 10, 10)
+        assert gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(0, 10, 10)  # collection turned off by the process: left off
+        with older_objects_left_alone():
+            assert gc.get_threshold() == (0, 10, 10)
+        gc.set_threshold(100_000, 10, 10)  # a larger threshold chosen by the process: kept
+        with older_objects_left_alone():
+            assert gc.get_threshold() == (100_000, 10, 10)
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_cycles_made_inside_are_still_collected() -> None:
+    import weakref
+
+    class Node:
+        pass
+
+    with older_objects_left_alone():
+        node = Node()
+        node.self = node  # type: ignore[attr-defined]
+        gone = weakref.ref(node)
+        del node
+        kept = [[] for _ in range(YOUNG_THRESHOLD * 2)]  # enough new containers for a pass of the young generation
+        assert gone() is None
+        del kept

@@ -285,3 +285,14 @@ def test_sign_up_takes_any_valid_address_smtp_carries() -> None:
     with pytest.raises(NameLookupValidationError, match="email-invalid"):
         validate_signup(long_address.replace("@", "@e"), True)
     rejects({"email": long_address}, "parameter-email-invalid", "email")
+
+
+@pytest.mark.parametrize("fields", [{}, {"country": "DE"}, {"locale": "de_DE", "id": 7},
+                                    {"country": "DE", "locale": "de_DE", "ip": "10.0.0.1", "id": "row-1"}])
+def test_a_payload_holds_the_name_then_every_hint_given_in_contract_order_then_the_id(fields: dict) -> None:
+    from airflow_provider_namelookup.contract import HINT_FIELDS
+
+    payload = Query("first_name", "Anna", **fields).to_payload()
+    wanted = ["first_name", *(f for f in HINT_FIELDS if f in fields), *(["id"] if "id" in fields else [])]
+    assert list(payload) == wanted
+    assert all(payload[f] == fields[f] for f in fields)

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from airflow_provider_namelookup.api import RetryPolicy
+from airflow_provider_namelookup.api import RawResponse, RetryPolicy, decode_json
 from airflow_provider_namelookup.errors import (
     STATUS_CLASSES,
     STATUS_HTTP,
@@ -222,6 +222,35 @@ def test_non_json_success_is_a_server_error() -> None:
     service = Service([httpx.Response(200, text="<html>captive portal</html>")])
     with make_hook(service) as hook, pytest.raises(NameLookupServerError, match="not JSON"):
         hook.get_statistic()
+
+
+@pytest.mark.parametrize("body", [b"\xff\xfe[]", b'{"remaining_credits": NaN}', b'{"remaining_credits": 1', b""])
+def test_a_body_that_is_not_rfc_json_is_a_server_error(body: bytes) -> None:
+    service = Service([httpx.Response(200, content=body)])
+    with make_hook(service) as hook, pytest.raises(NameLookupServerError, match="not JSON"):
+        hook.get_statistic()
+
+
+def test_an_answer_decodes_to_plain_dicts_and_lists() -> None:
+    answer = [{"input": {"first_name": "Zoë", "id": "h1"}, "gender": "female", "probability": 0.5,
+               "details": {"credits_used": 1, "samples": 12345678901234567890}}]
+    assert decode_json(RawResponse(200, json.dumps(answer, ensure_ascii=False).encode())) == answer
+    assert decode_json(RawResponse(200, json.dumps(answer).encode())) == answer
+
+
+def test_a_body_is_sent_as_httpx_json_would_send_it() -> None:
+    queries = [{"first_name": "Zoë", "country": "DE", "id": 7}, {"full_name": "Jean Dupont", "id": "row-1"}]
+    service = Service()
+    with make_hook(service) as hook:
+        hook.gender_batch(queries)
+        hook.get_statistic()
+    lookup, statistic = service.requests
+    expected = httpx.Request("POST", "http://svc.test/v2/gender", json=queries)
+    assert lookup.content == expected.content
+    assert lookup.headers["Content-Type"] == "application/json"
+    assert lookup.headers["Content-Length"] == str(len(expected.content))
+    assert lookup.headers["Authorization"] == f"Bearer {TOKEN}"
+    assert statistic.content == b"" and "Content-Type" not in statistic.headers
 
 
 def test_tolerant_parsing_of_nulls_and_missing_fields() -> None:
@@ -437,3 +466,30 @@ async def test_async_connection_is_read_from_the_environment(monkeypatch: pytest
     assert (await hook.get_statistic())["remaining_credits"] == 12
     await hook.aclose()
     assert service.requests[0].headers["Authorization"] == f"Bearer {TOKEN}"
+
+
+@pytest.mark.parametrize("echoed", [
+    ["a", "b", "c"],            # in order: the usual answer
+    ["c", "a", "b"],            # shuffled: matched by id
+    [1, "b", "c"],              # an id of another type: request order kept
+    ["a", "a", "c"],            # an id echoed twice: request order kept
+    [None, "b", "c"],           # an id missing: request order kept
+])
+def test_results_are_matched_by_echoed_id_else_kept_in_request_order(echoed: list) -> None:
+    from airflow_provider_namelookup.api import match_results
+
+    payloads = [{"first_name": n, "id": n} for n in ("a", "b", "c")]
+    answer = [{"input": {"id": e} if e is not None else {}, "n": n} for n, e in enumerate(echoed)]
+    matched = match_results(payloads, answer)
+    if echoed == ["c", "a", "b"]:
+        assert [r["n"] for r in matched] == [1, 2, 0]
+    else:
+        assert matched == answer
+
+
+def test_results_of_queries_with_the_same_id_stay_in_request_order() -> None:
+    from airflow_provider_namelookup.api import match_results
+
+    payloads = [{"first_name": "a", "id": 1}, {"first_name": "b", "id": 1}]
+    answer = [{"input": {"id": 1}, "n": 0}, {"input": {"id": 1}, "n": 1}]
+    assert match_results(payloads, answer) == answer
