@@ -21,7 +21,6 @@ import pytest
 
 from airflow_provider_namelookup.warehouse.contrib.clickhouse import ClickHouseDialect
 from tests.operators import test_warehouse as whole
-from tests.operators import test_warehouse_concurrency as concurrency
 
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
@@ -46,9 +45,13 @@ def test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest(clickhous
 
 
 def test_parallel_shards_share_answers(clickhouse_warehouse: Any, namelookup: Any) -> None:
+    from tests.operators import test_warehouse_concurrency as concurrency  # Airflow 3's structlog: not at import
+
     concurrency.test_country_of_origin_shards_share_answers(clickhouse_warehouse, namelookup)
 
 
 def test_parallel_runs_over_tables_with_shared_names_pay_once(clickhouse_warehouse: Any, namelookup: Any,
                                                               emulator: Any) -> None:
+    from tests.operators import test_warehouse_concurrency as concurrency
+
     concurrency.test_tables_with_shared_names_pay_once_across_tables(clickhouse_warehouse, namelookup, emulator)
