@@ -43,6 +43,7 @@ from airflow_provider_namelookup.hooks.base import NameLookupHookBase, hook_or_c
 from airflow_provider_namelookup.hooks.concurrency import ConcurrencyGate, ConcurrencyLimit, Outcome
 from airflow_provider_namelookup.hooks.lanes import ClientLanes
 from airflow_provider_namelookup.hooks.settings import ClientSettings
+from airflow_provider_namelookup.hooks.sockets import idle_checked_transport
 from airflow_provider_namelookup.hooks.transport_errors import display_url
 from airflow_provider_namelookup.models import Query
 
@@ -53,6 +54,11 @@ def _outcome(response: httpx.Response) -> tuple[Outcome, float | None]:
     if status == 429 or status >= 500:
         return Outcome.CONGESTED, parse_retry_after(response.headers.get("Retry-After"))
     return (Outcome.OK if 200 <= status < 300 else Outcome.NEUTRAL), None
+
+
+def _with_id(payload: dict[str, Any], id: str) -> dict[str, Any]:
+    payload["id"] = id
+    return payload
 
 
 class _Stopped(Exception):
@@ -125,9 +131,17 @@ class NameLookupAsyncHook(NameLookupHookBase):
         if self._lanes is None:
             settings = await self.aget_settings()
             await self._atls(settings)
-            self._lanes = ClientLanes(lambda size: httpx.AsyncClient(**self._client_options(settings, size)),
-                                 self._ceiling(settings))
+            self._lanes = ClientLanes(lambda size: httpx.AsyncClient(**self._async_client_options(settings, size)),
+                                      self._ceiling(settings))
         return self._lanes
+
+    def _async_client_options(self, settings: ClientSettings, connections: int) -> dict[str, Any]:
+        """The client options, with httpx's transport checking its idle connections more cheaply
+        (:mod:`.sockets`) unless a transport was given."""
+        options = self._client_options(settings, connections)
+        if options["transport"] is None:
+            options["transport"] = idle_checked_transport(verify=options["verify"], limits=options["limits"])
+        return options
 
     async def aclient(self) -> httpx.AsyncClient:
         """An HTTP client of this hook (the first of its
@@ -161,7 +175,7 @@ class NameLookupAsyncHook(NameLookupHookBase):
         lanes.busy[lane] += 1
         started = time.monotonic()
         try:
-            response = await lanes.clients[lane].request(request.method, request.path, json=request.json,
+            response = await lanes.clients[lane].request(request.method, request.path, content=self._body(request),
                                                          headers=headers)
         except httpx.HTTPError as exc:
             gate.release(ticket, Outcome.CONGESTED)
@@ -284,7 +298,7 @@ class NameLookupAsyncHook(NameLookupHookBase):
             such a request is sent again (the run's budget, which may stop it).
         """
         await self.aget_settings()
-        payloads = [{**query.to_payload(), "id": key} for key, query in queries.items()]
+        payloads = [_with_id(query.to_payload(), key) for key, query in queries.items()]
         if lookup is LookupKind.GENDER:
             batches = self.sizer.chunks(payloads)
             calls = [lambda batch=batch: gender_batch_call(batch, self.sizer, self.policy, self.counters, lost_answers)

@@ -25,6 +25,7 @@ from functools import cached_property
 from typing import Any
 
 import httpx
+import msgspec
 from airflow.providers.common.compat.sdk import BaseHook
 
 from airflow_provider_namelookup import __version__
@@ -194,8 +195,10 @@ class NameLookupHookBase(BaseHook):
         }
 
     def _headers(self, request: ApiRequest, settings: ClientSettings) -> dict[str, str]:
+        """The request's own headers: its body's type (see :meth:`_body`) and the token."""
+        typed = {"Content-Type": "application/json"} if request.json is not None else {}
         if not request.auth:
-            return {}
+            return typed
         if not settings.token:
             raise NameLookupAuthError(
                 "authorization-header-missing",
@@ -208,7 +211,17 @@ class NameLookupHookBase(BaseHook):
                 "the API token holds a character a header cannot carry (a space, a line break, a control or "
                 "non-ASCII character, often copied along with it); it was not sent",
             )
-        return {"Authorization": f"Bearer {settings.token}"}
+        return {**typed, "Authorization": f"Bearer {settings.token}"}
+
+    @staticmethod
+    def _body(request: ApiRequest) -> bytes | None:
+        """The request's JSON body as httpx's ``json=`` would send it (compact, UTF-8), encoded by msgspec
+        in a tenth of the CPU; the service's payloads hold only text and integers (:class:`Query`).
+
+        >>> NameLookupHookBase._body(ApiRequest("POST", "/gender", [{"first_name": "Zoë", "id": 7}]))
+        b'[{"first_name":"Zo\\xc3\\xab","id":7}]'
+        """
+        return None if request.json is None else msgspec.json.encode(request.json)
 
     def _connection_error(self, exc: httpx.HTTPError, request: ApiRequest) -> NameLookupConnectionError:
         """The request's URL and the cause, e.g. ``no answer to GET http://127.0.0.1:1/v2/statistic:

@@ -85,7 +85,7 @@ class NameLookupHook(NameLookupHookBase):
         headers = self._headers(request, self.settings)
         started = time.monotonic()
         try:
-            response = self.client.request(request.method, request.path, json=request.json, headers=headers)
+            response = self.client.request(request.method, request.path, content=self._body(request), headers=headers)
         except httpx.HTTPError as exc:
             self.counters.sent(request.path, None, time.monotonic() - started)
             return self._connection_error(exc, request)
