@@ -29,8 +29,10 @@ def test_the_dialect_comes_from_the_entry_point(clickhouse_warehouse: Any) -> No
     from airflow_provider_namelookup.warehouse.dialects import WAREHOUSES, registered
 
     assert "clickhouse" not in [w.name for w in WAREHOUSES]  # not built in
-    found = {w.name: w.entry_point for w in registered()}
-    assert found["clickhousedb"] is not None and found["clickhousedb"].group == "airflow_provider_namelookup.warehouses"
+    found = {w.name: w for w in registered()}
+    assert "clickhousedb" not in found  # one warehouse for the dialect's two entry points
+    assert found["clickhouse"].engines == ("clickhouse", "clickhousedb")
+    assert found["clickhouse"].entry_point.group == "airflow_provider_namelookup.warehouses"
     assert type(clickhouse_warehouse.dialect) is ClickHouseDialect  # the hook reports "clickhousedb"
 
 

@@ -118,10 +118,19 @@ def warehouse_of(engine: str | None) -> Warehouse | None:
 
 def registered() -> list[Warehouse]:
     """The warehouses other packages registered in :data:`ENTRY_POINT_GROUP` (none imported yet), except
-    those named after a built-in warehouse's engine, which the built-in one serves."""
+    those named after a built-in warehouse's engine, which the built-in one serves.
+
+    Entry points naming one dialect class (one per name its hooks report: ``clickhouse`` and
+    ``clickhousedb``) are one warehouse, named by the first of them in sorted order, serving them all.
+    """
     built_in = {engine for w in WAREHOUSES for engine in w.engines}
-    return [Warehouse(point.name, (point.name,), point.dist.name if point.dist else point.value, entry_point=point)
-            for point in _entry_points(tuple(sys.path)) if point.name not in built_in]
+    by_dialect: dict[str, list[EntryPoint]] = {}
+    for point in sorted(_entry_points(tuple(sys.path)), key=lambda p: p.name):
+        if point.name not in built_in:
+            by_dialect.setdefault(point.value, []).append(point)
+    return [Warehouse(points[0].name, tuple(p.name for p in points),
+                      points[0].dist.name if points[0].dist else points[0].value, entry_point=points[0])
+            for points in by_dialect.values()]
 
 
 @functools.lru_cache(maxsize=4)

@@ -43,6 +43,7 @@ def test_a_warehouse_the_engine_cannot_serve_is_refused_naming_the_supported_one
         dialect_for(hook("oracle", "oracle"))
     message = str(refused.value)
     assert "'oracle'" in message and all(w.name in message for w in WAREHOUSES)
+    assert "clickhouse" in message and "clickhousedb" not in message  # two entry points, one warehouse
 
 
 def test_only_the_module_of_the_warehouse_in_use_is_imported() -> None:
