@@ -53,6 +53,7 @@ from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.directives.code import LiteralInclude
 from sphinx.util.docutils import SphinxDirective
+from sphinx.util.inspect import stringify_signature
 from sphinx.util.nodes import nested_parse_with_titles
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,6 +147,11 @@ def _shown(param: inspect.Parameter) -> str:
 
 def _whole_signature(app: Sphinx, what: str, name: str, obj: Any, options: Any, signature: str | None,
                      return_annotation: str | None) -> tuple[str, str | None] | None:
+    if what == "method" and isinstance(obj, functools.partial):
+        # A hook-or-class method (``sign_up``) reaches autodoc bound to the class and no hook, and
+        # autodoc drops the first remaining parameter as if it were ``self``: show what a caller passes.
+        shown = stringify_signature(inspect.signature(obj), unqualified_typehints=True)
+        return shown.split(" -> ")[0], return_annotation
     if what != "class" or not getattr(obj, "__module__", "").startswith(PACKAGE) \
             or (whole := whole_signature(obj)) is None:
         return None

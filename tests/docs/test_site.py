@@ -198,6 +198,14 @@ def test_the_api_reference_shows_each_public_class_s_whole_signature(site: Site,
     assert "Bases:" in bases and " _" not in bases, bases  # a private base is shown as its own bases
 
 
+@pytest.mark.parametrize("hook", ["NameLookupHook", "NameLookupAsyncHook"])
+def test_sign_up_is_shown_with_the_email_a_caller_passes(site: Site, hook: str) -> None:
+    """A method callable on the class or a hook reached autodoc bound to both, and autodoc dropped
+    its next parameter as if it were ``self``: the reference showed ``sign_up(*, accept_terms, ...)``."""
+    signature = _signature(site.html / "api" / "hooks.html", f"{PACKAGE}.hooks.namelookup.{hook}.sign_up")
+    assert " sign_up(email: str, *, accept_terms: bool" in signature, signature
+
+
 @pytest.mark.parametrize(("page", "public", "internal"), [
     ("operators", ["SqlGenderLookupOperator", "GenderLookupOperator", "SqlGenderEvaluationOperator"],
      ["retry_stash", "token_masking", "sql_hook", "operators.base", "NameLookupOperatorBase", "execute()"]),
