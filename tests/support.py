@@ -304,3 +304,22 @@ def require(module: str, reason: str) -> Any:
     if os.environ.get("NAMELOOKUP_REQUIRE_DATABASES") == "1":
         return importlib.import_module(module)
     return pytest.importorskip(module, reason=reason)
+
+
+def warehouses(*kinds: str, name: str = "house") -> Any:
+    """A fixture (``name``) parametrised over the warehouses ``kinds``, each its ``<kind>_warehouse``
+    fixture (conftest.py): for tests that run on some engines only, and for a module that runs another
+    module's tests on its own engine by overriding the fixture they take.
+
+    Example, in a test module::
+
+        house = warehouses("sqlite", "postgres")
+
+        def test_something(house): ...  # test_something[sqlite], test_something[postgres]
+    """
+    import pytest
+
+    @pytest.fixture(name=name, params=kinds)
+    def fixture(request: pytest.FixtureRequest) -> Any:
+        return request.getfixturevalue(f"{request.param}_warehouse")
+    return fixture

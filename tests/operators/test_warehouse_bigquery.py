@@ -15,19 +15,16 @@ from typing import Any
 
 import pytest
 
-from tests.operators import test_warehouse as whole
+from tests.operators.test_warehouse import (  # noqa: F401  (run here on BigQuery)
+    test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest,
+    test_plan_only_counts_credits_and_creates_nothing,
+)
+from tests.support import warehouses
 
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
-
-def test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest(bigquery_warehouse: Any, write_dag: Any,
-                                                                       namelookup: Any) -> None:
-    whole.test_budget_fail_and_partial(bigquery_warehouse, write_dag, namelookup)
-
-
-def test_plan_only_counts_credits_and_creates_nothing(bigquery_warehouse: Any, write_dag: Any,
-                                                      namelookup: Any) -> None:
-    whole.check_plan_only_counts_credits_and_creates_nothing(bigquery_warehouse, write_dag, namelookup)
+house = warehouses("bigquery")
+"""The warehouse of the tests imported from test_warehouse.py."""
 
 
 STORE_STATEMENTS = {"load": b"INSERT INTO `analytics`.`namelookup_incoming_", "update": b"SET state = 'answered'"}
