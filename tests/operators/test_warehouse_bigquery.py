@@ -4,8 +4,9 @@ engine (they run on SQLite there), run on BigQuery's statements too: bqemulator 
 changed names, invalid rows, country of origin, credits running out midway) runs on BigQuery
 through the ``warehouse`` fixture.
 
-Example::
+Example (bqemulator installed once; without it these tests are skipped)::
 
+    make bigquery-emulator
     pytest tests/operators/test_warehouse_bigquery.py
 """
 
@@ -24,7 +25,7 @@ from tests.support import warehouses
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
 house = warehouses("bigquery")
-"""The warehouse of the tests imported from test_warehouse.py."""
+"""BigQuery for the two tests imported above, which test_warehouse.py runs on SQLite."""
 
 
 STORE_STATEMENTS = {"load": b"INSERT INTO `analytics`.`namelookup_incoming_", "update": b"SET state = 'answered'"}

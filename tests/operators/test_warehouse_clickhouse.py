@@ -29,7 +29,8 @@ from tests.support import warehouses
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
 house = warehouses("clickhouse")
-"""The warehouse of the tests imported from test_warehouse.py."""
+"""ClickHouse for the first run and the budget, imported from test_warehouse.py, which runs them on SQLite
+(``warehouse`` leaves ClickHouse out)."""
 
 
 def test_the_dialect_comes_from_the_entry_point(clickhouse_warehouse: Any) -> None:

@@ -7,8 +7,9 @@ does not include it: these run the issue's list on it, each the same test as the
 The compliance suite runs on it in tests/warehouse/test_compliance_databricks.py (its statement
 budget instead of ``test_statements_do_not_grow_with_rows``, which holds the same promise).
 
-Example::
+Example (Spark and Iceberg's jars installed once; without them these tests are skipped)::
 
+    make spark
     pytest tests/operators/test_warehouse_databricks.py
 """
 
