@@ -233,6 +233,15 @@ class Warehouse:
                    "clickhouse": "SELECT name FROM system.tables WHERE database = currentDatabase()"}[self.kind]
         return {str(row[-2 if self.kind == "databricks" else 0]) for row in self.rows(listing)}
 
+    def has_table(self, table: str) -> bool:
+        """Whether ``table`` can be read: ``assert not house.has_table(f"{table}_gender")`` for a run that
+        must fail before it creates anything."""
+        try:
+            self.rows(f"SELECT 1 FROM {table} WHERE 1 = 0")
+        except Exception:
+            return False
+        return True
+
     def rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         return [tuple(r) for r in self.hook.get_records(sql, params)]
 
