@@ -26,9 +26,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Literal
 
-from airflow_provider_namelookup.facts import NUMBERS
+from airflow_provider_namelookup.facts import NUMBERS, PUBLISHED
 
 DEFAULT_BASE_URL = "https://gender-api.com"
 """The public service; a connection's host overrides it (the emulator, a proxy)."""
@@ -58,16 +59,9 @@ ID_STRING_MAX_LENGTH: int = NUMBERS["id_string_max_length"]
 ID_FIELD = "id"
 """The caller's identifier of a query, echoed back in the result's ``input``."""
 
-GENDER_ALIAS_PATHS: Mapping[str, NameKind | None] = {
-    GENDER_PATH: None,
-    f"{GENDER_PATH}/by-first-name": "first_name",
-    f"{GENDER_PATH}/by-first-name-multiple": "first_name",
-    f"{GENDER_PATH}/by-full-name": "full_name",
-    f"{GENDER_PATH}/by-full-name-multiple": "full_name",
-    f"{GENDER_PATH}/by-email-address": "email",
-    f"{GENDER_PATH}/by-email-address-multiple": "email",
-}
-"""Gender endpoint path → the name field it reads (None: the first present one)."""
+GENDER_ALIAS_PATHS: Mapping[str, NameKind | None] = MappingProxyType(PUBLISHED["gender_paths"])
+"""Gender endpoint path (:data:`GENDER_PATH` and the wire notes' aliases) → the name field it reads
+(None: the first present one)."""
 
 MAX_QUERIES_PER_REQUEST: int = NUMBERS["queries_per_request"]
 """Queries in one bearer-token request (the wire notes' default batch; ``too-many-queries`` above)."""

@@ -22,5 +22,6 @@ from typing import Any
 
 PUBLISHED: dict[str, Any] = json.loads(
     (files("airflow_provider_namelookup") / "service_facts.json").read_text(encoding="utf-8"))
-"""The parsed file: ``numbers``, ``countries`` (grouped by region, in the spec's order), ``ethnic_groups``."""
+"""The parsed file: ``numbers``, ``gender_paths`` (the gender endpoint and its aliases → the name field
+each reads), ``countries`` (grouped by region, in the spec's order), ``ethnic_groups``."""
 NUMBERS: dict[str, Any] = PUBLISHED["numbers"]

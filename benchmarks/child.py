@@ -70,7 +70,8 @@ def run_in_child(job: str, params: dict[str, Any], *, log_path: Path, env: Mappi
                  timeout: float = 3600.0) -> dict[str, Any]:
     """Run ``job`` in a fresh interpreter and return :func:`measure`'s figures.
 
-    The child is killed if it outlives ``timeout`` or if this process is interrupted.
+    The child is killed if it outlives ``timeout`` or if this process is interrupted. Its output is
+    appended to ``log_path`` (its folder made if missing).
 
     :raises ChildFailed: when the child fails or times out (its log says why).
     """
@@ -79,6 +80,7 @@ def run_in_child(job: str, params: dict[str, Any], *, log_path: Path, env: Mappi
     with tempfile.TemporaryDirectory(prefix="namelookup-bench-child-") as scratch:
         result_path = Path(scratch) / "result.json"
         command = [sys.executable, "-m", "benchmarks.child", job, json.dumps(params), str(result_path)]
+        log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("ab") as log:
             shown = {key: "***" if key == "token" else value for key, value in params.items()}  # never a token in a log
             log.write(f"\n=== {job} {json.dumps(shown)}\n".encode())

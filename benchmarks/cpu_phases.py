@@ -46,48 +46,37 @@ PHASES = ("read source", "plan", "register the map", "claim", "ask (HTTP)", "sto
 """The phases, in the order of a run."""
 
 _PACKAGE = "airflow_provider_namelookup"
-_RULES: tuple[tuple[str, str | None, str], ...] = (
-    # (a path ending, a function name or None for any, the phase); the innermost matching frame wins
-    ("engine/plan.py", None, "plan"),
-    ("engine/reading.py", "plan_page", "plan"),
-    ("engine/reading.py", "plan_ahead", "plan"),
-    ("engine/reading.py", "find_answered", "register the map"),
-    ("warehouse/source.py", None, "read source"),
-    ("warehouse/valuemap.py", None, "register the map"),
-    ("warehouse/answers.py", "register", "register the map"),
-    ("warehouse/answers.py", "_my_order", "register the map"),
-    ("warehouse/answers.py", "_answered_in_batch", "register the map"),
-    ("warehouse/answers.py", "plan_claims", "claim"),
-    ("warehouse/answers.py", "_claim", "claim"),
-    ("warehouse/answers.py", "_renew", "claim"),
-    ("warehouse/answers.py", "_release", "claim"),
-    ("engine/claiming.py", None, "claim"),
-    ("warehouse/answers.py", "_store", "store answers"),
-    ("warehouse/incoming.py", None, "store answers"),
-    ("engine/writeback.py", None, "store answers"),
-    ("engine/asking.py", "_stored", "store answers"),
-    ("warehouse/target.py", "_prepare", "prepare, budget, summary"),
-    ("warehouse/target.py", None, "fill target"),
-    ("engine/finishing.py", None, "fill target"),
-    ("engine/answerer.py", None, "ask (HTTP)"),
-    ("/hooks/", None, "ask (HTTP)"),
-    ("/httpx/", None, "ask (HTTP)"),
-    ("/httpcore/", None, "ask (HTTP)"),
-    ("/h11/", None, "ask (HTTP)"),
-    ("/anyio/", None, "ask (HTTP)"),
-    ("warehouse/answers.py", "_prepare", "prepare, budget, summary"),
-    ("engine/spending.py", None, "prepare, budget, summary"),
-    ("engine/budget.py", None, "prepare, budget, summary"),
-    ("engine/progress.py", None, "prepare, budget, summary"),
-    ("/operators/", None, "prepare, budget, summary"),
-    ("/usage/", None, "prepare, budget, summary"),
-)
-_FALLBACK: tuple[tuple[str, str | None, str], ...] = (
-    # frames that name a phase only when no frame of the stack matches :data:`_RULES` (the loop runs every step)
-    ("asyncio/", None, "event loop"),
-    ("/selectors.py", None, "event loop"),
-    ("concurrent/futures/", None, "event loop"),
-)
+_CODE_OF_PHASE: dict[str, tuple[str, ...]] = {
+    # a phase: the code that does it, as a path ending, or ``ending:function`` for one function of that file
+    "plan": ("engine/plan.py", "engine/reading.py:plan_page", "engine/reading.py:plan_ahead"),
+    "read source": ("warehouse/source.py",),
+    "register the map": ("engine/reading.py:find_answered", "warehouse/valuemap.py", "warehouse/answers.py:register",
+                         "warehouse/answers.py:_my_order", "warehouse/answers.py:_answered_in_batch"),
+    "claim": ("warehouse/answers.py:plan_claims", "warehouse/answers.py:_claim", "warehouse/answers.py:_renew",
+              "warehouse/answers.py:_release", "engine/claiming.py"),
+    "store answers": ("warehouse/answers.py:_store", "warehouse/incoming.py", "engine/writeback.py",
+                      "engine/asking.py:_stored"),
+    "fill target": ("warehouse/target.py", "engine/finishing.py"),
+    "ask (HTTP)": ("engine/answerer.py", "/hooks/", "/httpx/", "/httpcore/", "/h11/", "/anyio/"),
+    "prepare, budget, summary": ("warehouse/target.py:_prepare", "warehouse/answers.py:_prepare", "engine/spending.py",
+                                 "engine/budget.py", "engine/progress.py", "/operators/", "/usage/"),
+}
+_FALLBACK_CODE_OF_PHASE: dict[str, tuple[str, ...]] = {
+    # frames that name a phase only when no frame of the stack matches :data:`_CODE_OF_PHASE` (the loop runs
+    # every step)
+    "event loop": ("asyncio/", "/selectors.py", "concurrent/futures/"),
+}
+
+
+def _rules(code_of_phase: dict[str, tuple[str, ...]]) -> tuple[tuple[str, str | None, str], ...]:
+    """``(path ending, function or None for any, phase)``, a function's rule before its file's."""
+    rules = [(ending, function or None, phase) for phase, places in code_of_phase.items()
+             for ending, _, function in (place.partition(":") for place in places)]
+    return tuple(sorted(rules, key=lambda rule: rule[1] is None))
+
+
+_RULES = _rules(_CODE_OF_PHASE)
+_FALLBACK = _rules(_FALLBACK_CODE_OF_PHASE)
 
 
 def phase_of(stack: list[tuple[str, str]]) -> tuple[str, str]:

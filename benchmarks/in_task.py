@@ -135,6 +135,7 @@ class AirflowHome:
         self.airflow("db", "migrate", timeout=600, log=path / "migrate.log")
 
     def airflow(self, *args: str, env: dict[str, str] | None = None, timeout: float, log: Path) -> None:
+        log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("ab") as out:
             code = subprocess.run([sys.executable, "-m", "airflow", *args],
                                   env={**os.environ, **self.env, **(env or {})}, stdout=out, stderr=subprocess.STDOUT,
@@ -239,7 +240,6 @@ def _answers(suffix: str) -> dict[str, Any]:
 def run(options: InTaskOptions, workdir: Path) -> Section:
     """Run every case and report."""
     logs = workdir / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     home = AirflowHome(workdir / "airflow-home")
     results: dict[tuple[Case, str], list[DagRunFigures]] = {}
     for network in ("loopback", "latency"):

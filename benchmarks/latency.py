@@ -80,7 +80,6 @@ def run(options: LatencyOptions, workdir: Path) -> Section:
     """Build the tables, run everything against one emulator with the latency fault, and report."""
     sizes = sorted(set(options.sizes))
     logs = workdir / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     facts: dict[tuple[LookupKind, int], TableFacts] = {}
     for size in sizes:
         path = workdir / f"latency_customers_{size}.db"

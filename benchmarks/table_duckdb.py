@@ -56,7 +56,6 @@ def run(options: DuckDBOptions, workdir: Path) -> Section:
     """Build the files, run the provider twice per size against one emulator, and report."""
     sizes = sorted(set(options.sizes))
     logs = workdir / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     first: dict[int, Run] = {}
     second: dict[int, Run] = {}
     facts: dict[int, tuple[int, int]] = {}

@@ -194,7 +194,6 @@ def run(options: TableOptions, workdir: Path) -> Section:
     """Build the tables, run everything against one emulator process, and report."""
     sizes = sorted(set(options.sizes))
     logs = workdir / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     facts: dict[int, TableFacts] = {}
     first: dict[int, Run] = {}
     second: dict[int, Run] = {}

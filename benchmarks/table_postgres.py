@@ -83,7 +83,6 @@ def run(options: PostgresOptions, workdir: Path) -> Section:
     """Load the tables, run the provider twice per size against one emulator, report, drop."""
     sizes = sorted(set(options.sizes))
     logs = workdir / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     suffix = uuid.uuid4().hex[:8]
     created: list[str] = []
     first: dict[int, Run] = {}

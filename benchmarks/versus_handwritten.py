@@ -127,7 +127,6 @@ def _prepare(warehouse: str, size: int, network: str, options: VersusOptions, wo
 def run(options: VersusOptions, workdir: Path) -> Section:
     """Build each case's table, run the provider and both hand-written DAGs twice, and report."""
     logs = workdir / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
     runs: dict[tuple[str, str, int, str, str], list[Run]] = {}
     distinct: dict[tuple[str, str, int], int] = {}
     for network in NETWORKS:

@@ -233,6 +233,15 @@ class Warehouse:
                    "clickhouse": "SELECT name FROM system.tables WHERE database = currentDatabase()"}[self.kind]
         return {str(row[-2 if self.kind == "databricks" else 0]) for row in self.rows(listing)}
 
+    def has_table(self, table: str) -> bool:
+        """Whether ``table`` can be read: ``assert not house.has_table(f"{table}_gender")`` for a run that
+        must fail before it creates anything."""
+        try:
+            self.rows(f"SELECT 1 FROM {table} WHERE 1 = 0")
+        except Exception:
+            return False
+        return True
+
     def rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         return [tuple(r) for r in self.hook.get_records(sql, params)]
 
@@ -304,3 +313,22 @@ def require(module: str, reason: str) -> Any:
     if os.environ.get("NAMELOOKUP_REQUIRE_DATABASES") == "1":
         return importlib.import_module(module)
     return pytest.importorskip(module, reason=reason)
+
+
+def warehouses(*kinds: str, name: str = "house") -> Any:
+    """A fixture (``name``) parametrised over the warehouses ``kinds``, each its ``<kind>_warehouse``
+    fixture (conftest.py): for tests that run on some engines only, and for a module that runs another
+    module's tests on its own engine by overriding the fixture they take.
+
+    Example, in a test module::
+
+        house = warehouses("sqlite", "postgres")
+
+        def test_something(house): ...  # test_something[sqlite], test_something[postgres]
+    """
+    import pytest
+
+    @pytest.fixture(name=name, params=kinds)
+    def fixture(request: pytest.FixtureRequest) -> Any:
+        return request.getfixturevalue(f"{request.param}_warehouse")
+    return fixture

@@ -47,6 +47,9 @@ COUNTRIES: Mapping[str, Country] = MappingProxyType({
     for region in _PUBLISHED["countries"] for code, name in region["countries"].items()})
 """Country code → :class:`Country`: the spec's table."""
 
+GENDER_PATHS: Mapping[str, str | None] = MappingProxyType(dict(_PUBLISHED["gender_paths"]))
+"""Gender endpoint path (``/v2/gender`` and its aliases) → the name field it reads (None: the first set one)."""
+
 ETHNIC_GROUPS: Mapping[str, str] = MappingProxyType(dict(_PUBLISHED["ethnic_groups"]))
 """Ethnic-group id → name: the spec's table."""
 

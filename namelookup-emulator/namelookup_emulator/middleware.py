@@ -21,8 +21,9 @@ import time
 from typing import Any
 
 from starlette.responses import HTMLResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
+from namelookup_emulator.asgi import HttpMiddleware
 from namelookup_emulator.faults import (
     SERVICE_UNAVAILABLE_HTML,
     FaultKind,
@@ -32,12 +33,11 @@ from namelookup_emulator.faults import (
 from namelookup_emulator.limits import token_of
 from namelookup_emulator.links import base_url
 from namelookup_emulator.problems import problem
-from namelookup_emulator.state import EmulatorState
 
 logger = logging.getLogger("namelookup_emulator")
 
 
-class ServiceMiddleware:
+class ServiceMiddleware(HttpMiddleware):
     """Counts requests, injects the configured faults into ``/v2/...`` requests and logs
     one line per request (method, path without query string, outcome, time: never a token).
 
@@ -49,14 +49,7 @@ class ServiceMiddleware:
     :param state: the emulator's state (faults and stats).
     """
 
-    def __init__(self, app: ASGIApp, state: EmulatorState) -> None:
-        self.app = app
-        self.state = state
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         scope.setdefault("state", {})
         service = scope["path"].startswith("/v2/")

@@ -31,12 +31,12 @@ import json
 import logging
 from typing import Any
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
+from namelookup_emulator.asgi import HttpMiddleware
 from namelookup_emulator.links import base_url
 from namelookup_emulator.problems import problem, problem_body
-from namelookup_emulator.state import EmulatorState
 
 logger = logging.getLogger("namelookup_emulator")
 
@@ -112,21 +112,14 @@ def http_protocol(header_timeout: float, public_url: str | None,
                 {"header_timeout": header_timeout, "public_url": public_url})
 
 
-class BodyDeadline:
+class BodyDeadline(HttpMiddleware):
     """ASGI middleware: a time limit on each request body (see the module docstring).
 
     :param app: the wrapped ASGI app.
     :param state: the emulator's state (its ``config.body_timeout`` and ``public_url``).
     """
 
-    def __init__(self, app: ASGIApp, state: EmulatorState) -> None:
-        self.app = app
-        self.state = state
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         seconds = self.state.config.body_timeout
         deadline = asyncio.get_running_loop().time() + seconds
         flags = scope.setdefault("state", {})

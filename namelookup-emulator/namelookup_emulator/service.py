@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from namelookup_emulator.bodies import read_json
 from namelookup_emulator.endpoints import Handler, emulator_state, fail, guarded, links_base
-from namelookup_emulator.facts import GENDER_CREDITS, ORIGIN_CREDITS
+from namelookup_emulator.facts import GENDER_CREDITS, GENDER_PATHS, ORIGIN_CREDITS
 from namelookup_emulator.lookup_results import gender_result, origin_result
 from namelookup_emulator.problems import JSONAnswer
 from namelookup_emulator.rules import LookupQuery, read_query, read_signup
@@ -30,20 +30,8 @@ from namelookup_emulator.statuses import Refusal
 from namelookup_emulator.store import AWAITING_ACTIVATION, Account, AccountExists
 
 SIGNUP_PATH = "/v2/sign-up"
-GENDER_PATH = "/v2/gender"
 ORIGIN_PATH = "/v2/country-of-origin"
 STATISTIC_PATH = "/v2/statistic"
-GENDER_ROUTES: Mapping[str, str | None] = {
-    GENDER_PATH: None,
-    f"{GENDER_PATH}/by-first-name": "first_name",
-    f"{GENDER_PATH}/by-first-name-multiple": "first_name",
-    f"{GENDER_PATH}/by-full-name": "full_name",
-    f"{GENDER_PATH}/by-full-name-multiple": "full_name",
-    f"{GENDER_PATH}/by-email-address": "email",
-    f"{GENDER_PATH}/by-email-address-multiple": "email",
-}
-"""Gender endpoint path (the spec's and the official clients' aliases of the wire notes) →
-the name field it reads (None: the first set one)."""
 LIMIT_EXCEEDED_DETAIL = ("Limit exceeded. Thank you for using our service. "
                          "Please consider to buy more credits.")
 
@@ -207,6 +195,6 @@ async def sign_up(request: Request) -> Response:
 def service_routes() -> list[Route]:
     """The ``/v2/...`` routes, each answering failures as problem details."""
     return [Route(SIGNUP_PATH, guarded(sign_up), methods=["POST"]),
-            *(Route(path, guarded(_gender_endpoint(fixed)), methods=["POST"]) for path, fixed in GENDER_ROUTES.items()),
+            *(Route(path, guarded(_gender_endpoint(fixed)), methods=["POST"]) for path, fixed in GENDER_PATHS.items()),
             Route(ORIGIN_PATH, guarded(country_of_origin), methods=["POST"]),
             Route(STATISTIC_PATH, guarded(statistic), methods=["GET"])]

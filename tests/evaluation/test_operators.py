@@ -11,6 +11,7 @@ import pytest
 
 from airflow_provider_namelookup.evaluation import evaluate
 from tests.evaluation.labelled import labelled_people
+from tests.support import warehouses
 
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
@@ -18,9 +19,7 @@ PEOPLE = labelled_people(120, seed=11)
 """120 labelled people (12 with no recorded gender); rows 121 and 122 get names the service refuses."""
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def house(request: pytest.FixtureRequest) -> Any:
-    return request.getfixturevalue(f"{request.param}_warehouse")
+house = warehouses("sqlite", "postgres")
 
 
 def people_table(house: Any) -> str:

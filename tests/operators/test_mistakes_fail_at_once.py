@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.support import warehouses
+
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
 RETRIES = 'retries=2, retry_delay=__import__("datetime").timedelta(seconds=1)'
@@ -92,17 +94,7 @@ def test_a_misspelled_conn_id_fails_the_task_at_once_naming_it(operator: str, co
 
 # A wrong token, before any table is made (issue 36, item 3) ------------------------------------------------
 
-def _exists(house: Any, table: str) -> bool:
-    try:
-        house.rows(f"SELECT 1 FROM {table} WHERE 1 = 0")
-    except Exception:
-        return False
-    return True
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def house(request: pytest.FixtureRequest) -> Any:
-    return request.getfixturevalue(f"{request.param}_warehouse")
+house = warehouses("sqlite", "postgres")
 
 
 def test_a_wrong_token_fails_a_table_task_at_once_before_any_table_is_made(
@@ -120,7 +112,7 @@ def test_a_wrong_token_fails_a_table_task_at_once_before_any_table_is_made(
     dag = write_dag(enrich.format(token="namelookup_conn_id='namelookup_bad_token', "))
     run = dag.run()
     assert dag.state("enrich") == "failed" and _tries(run, "enrich") == 1
-    assert not _exists(house, f"{table}_gender") and not _exists(house, house.answers_table)
+    assert not house.has_table(f"{table}_gender") and not house.has_table(house.answers_table)
     logged = _logged(capfd, caplog)
     assert ("invalid-auth-token (HTTP 400) from connection 'namelookup_bad_token': The bearer token is invalid; "
             "fix the API token: the password of connection 'namelookup_bad_token' (no retry can fix this") in logged
@@ -175,7 +167,7 @@ def test_a_connection_of_the_wrong_type_fails_the_task_at_once_saying_what_to_ch
     run = dag.run()
     assert dag.state("lookup") == "failed" and _tries(run, "lookup") == 1
     assert expected in _logged(capfd, caplog)
-    assert not _exists(sqlite_warehouse, f"{table}_gender") and namelookup.remaining() == 100
+    assert not sqlite_warehouse.has_table(f"{table}_gender") and namelookup.remaining() == 100
 
 
 # A need beyond max_credits, before any table is made (issue 50, item 1) ---------------------------------
@@ -198,7 +190,7 @@ def test_a_need_beyond_max_credits_fails_every_operator_at_once_before_any_table
     dag = write_dag(tasks.format(gender=2, origin=5))
     run = dag.run()
     assert [(dag.state(t), _tries(run, t)) for t in every] == [("failed", 1)] * 4
-    assert not any(_exists(house, t) for t in (f"{table}_gender", f"{table}_origin", house.answers_table))
+    assert not any(house.has_table(t) for t in (f"{table}_gender", f"{table}_origin", house.answers_table))
     logged = _logged(capfd, caplog)
     for needed, limit in ((3, 2), (6, 5)):
         assert (f"insufficient-credits: this run needs {needed} credits but only {limit} are available (limited by "
@@ -230,7 +222,7 @@ def test_a_need_beyond_the_account_s_credits_alone_is_retried_and_makes_no_table
                     f"key_column='customer_id', name_column='name', {RETRIES})")
     run = dag.run()
     assert dag.state("enrich") == "failed" and _tries(run, "enrich") == 3
-    assert not _exists(house, f"{table}_gender") and not _exists(house, house.answers_table)
+    assert not house.has_table(f"{table}_gender") and not house.has_table(house.answers_table)
     logged = _logged(capfd, caplog)
     assert "only 2 are available (limited by the account's 2 remaining credits)" in logged
     assert "no retry can fix this" not in logged
@@ -260,4 +252,4 @@ def test_a_templated_argument_its_rule_refuses_fails_at_once(write_dag: Any, nam
                     "or rows), got a single str", "min_probability must be a number from 0 to 1, got 'high'",
                     "min_credits must be a whole number of credits (0 or more), got 'plenty'"):
         assert f"{message} (no retry can fix this" in logged, message
-    assert not _exists(sqlite_warehouse, f"{table}_gender") and namelookup.remaining() == 100
+    assert not sqlite_warehouse.has_table(f"{table}_gender") and namelookup.remaining() == 100

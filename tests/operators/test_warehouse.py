@@ -7,8 +7,14 @@ from typing import Any
 import pytest
 
 from airflow_provider_namelookup.operators import SqlGenderLookupOperator
+from tests.support import warehouses
 
 pytestmark = pytest.mark.usefixtures("airflow_db")
+
+house = warehouses("sqlite")
+"""The warehouse of the whole-run tests that ``warehouse`` does not run on every engine: SQLite here.
+The modules of engines left out of ``warehouse`` (test_warehouse_bigquery.py, test_warehouse_databricks.py,
+test_warehouse_clickhouse.py) import some of these tests and override ``house`` with their engine."""
 
 CUSTOMERS = [
     (1, "Theresa", None), (2, "theresa ", None), (3, "Andrea", "IT"), (4, "Andrea", "DE"), (5, "John", "US"),
@@ -31,17 +37,15 @@ def target_rows(warehouse: Any, table: str) -> dict[Any, dict[str, Any]]:
     return {r[0]: dict(zip(names, r[1:], strict=True)) for r in rows}
 
 
-@pytest.mark.compat
-def test_table_enrichment_is_correct_frugal_and_incremental(sqlite_warehouse: Any, write_dag: Any,
-                                                            namelookup: Any) -> None:
+@pytest.mark.compat(house="sqlite")
+def test_table_enrichment_is_correct_frugal_and_incremental(house: Any, write_dag: Any, namelookup: Any) -> None:
     """The table operator end to end in a DAG run (its summary in XCom); every warehouse keeps the
     same promises through the compliance suite (tests/warehouse/test_compliance.py)."""
-    warehouse = sqlite_warehouse
-    table = warehouse.create_customers(CUSTOMERS)
-    dag = write_dag(gender_task(warehouse, table))
+    table = house.create_customers(CUSTOMERS)
+    dag = write_dag(gender_task(house, table))
     assert str(dag.run().state) == "success"
 
-    rows = target_rows(warehouse, table)
+    rows = target_rows(house, table)
     assert set(rows) == {c[0] for c in CUSTOMERS}  # every row has an outcome
     assert [rows[k]["gender"] for k in (1, 2, 3, 4, 5, 9)] == ["female", "female", "male", "female", "male", "female"]
     assert rows[3]["country"] == "IT" and rows[1]["country"] is None
@@ -62,16 +66,16 @@ def test_table_enrichment_is_correct_frugal_and_incremental(sqlite_warehouse: An
     again = dag.xcom("enrich")
     assert (again["rows_unchanged"], again["lookups"], again["requests"], again["credits_used"]) == (10, 0, 0, 0)
     assert namelookup.remaining() == 100 - spent
-    assert target_rows(warehouse, table) == rows
+    assert target_rows(house, table) == rows
 
     # A changed name is looked up again; a new row with a known name costs nothing.
-    warehouse.hook.run(f"UPDATE {table} SET name = 'Giulia' WHERE customer_id = 5")
-    warehouse.insert(table, [(11, "JOHN", "US"), (12, "Theresa", None)])
+    house.hook.run(f"UPDATE {table} SET name = 'Giulia' WHERE customer_id = 5")
+    house.insert(table, [(11, "JOHN", "US"), (12, "Theresa", None)])
     assert str(dag.run().state) == "success"
     third = dag.xcom("enrich")
     assert (third["lookups"], third["cache_hits"], third["rows_unchanged"]) == (1, 2, 9)
     assert namelookup.remaining() == 100 - spent - 1
-    after = target_rows(warehouse, table)
+    after = target_rows(house, table)
     assert after[5]["gender"] == "female" and after[5]["query_hash"] != rows[5]["query_hash"]
     # Row 5 carried john/US's price; it changed, so the price moved to row 11, which holds john/US now.
     assert after[11]["gender"] == "male" and after[11]["credits_used"] == 1 and after[5]["credits_used"] == 1
@@ -80,20 +84,21 @@ def test_table_enrichment_is_correct_frugal_and_incremental(sqlite_warehouse: An
     assert after[1] == rows[1]  # untouched rows keep their enriched_at
 
 
-def test_budget_fail_and_partial(sqlite_warehouse: Any, write_dag: Any, namelookup: Any) -> None:
-    table = sqlite_warehouse.create_customers([(i, f"Name{i}", None) for i in range(1, 41)])
-    failing = write_dag(gender_task(sqlite_warehouse, table, max_credits=25))
+def test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest(house: Any, write_dag: Any,
+                                                                       namelookup: Any) -> None:
+    table = house.create_customers([(i, f"Name{i}", None) for i in range(1, 41)])
+    failing = write_dag(gender_task(house, table, max_credits=25))
     assert str(failing.run().state) == "failed"
     assert namelookup.remaining() == 100
 
-    partial = write_dag(gender_task(sqlite_warehouse, table, max_credits=25, on_insufficient_credits="partial"))
+    partial = write_dag(gender_task(house, table, max_credits=25, on_insufficient_credits="partial"))
     assert str(partial.run().state) == "success"
     summary = partial.xcom("enrich")
     assert (summary["credits_used"], summary["rows_deferred"], summary["credits_needed"]) == (25, 15, 40)
-    assert len(target_rows(sqlite_warehouse, table)) == 25 and namelookup.remaining() == 75
+    assert len(target_rows(house, table)) == 25 and namelookup.remaining() == 75
 
     assert str(partial.run().state) == "success"  # the next run picks up the rest
-    assert len(target_rows(sqlite_warehouse, table)) == 40 and namelookup.remaining() == 60
+    assert len(target_rows(house, table)) == 40 and namelookup.remaining() == 60
 
 
 def test_sql_source_where_shards_and_mapping(sqlite_warehouse: Any, write_dag: Any, namelookup: Any) -> None:
@@ -198,12 +203,7 @@ def test_bad_configuration_fails_clearly(sqlite_warehouse: Any, write_dag: Any, 
     assert sqlite_warehouse.rows(f"SELECT COUNT(*) FROM {table}") == [(1,)]
 
 
-def test_plan_only_counts_credits_and_touches_nothing(sqlite_warehouse: Any, write_dag: Any,
-                                                     namelookup: Any) -> None:
-    check_plan_only_counts_credits_and_creates_nothing(sqlite_warehouse, write_dag, namelookup)
-
-
-def check_plan_only_counts_credits_and_creates_nothing(house: Any, write_dag: Any, namelookup: Any) -> None:
+def test_plan_only_counts_credits_and_creates_nothing(house: Any, write_dag: Any, namelookup: Any) -> None:
     """``plan_only`` counts the credits, asks nothing and creates no table (no target, no answers
     table, no staging table); after a paying run it counts only what is new."""
     table = house.create_customers(CUSTOMERS)

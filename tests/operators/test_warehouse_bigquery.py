@@ -4,8 +4,9 @@ engine (they run on SQLite there), run on BigQuery's statements too: bqemulator 
 changed names, invalid rows, country of origin, credits running out midway) runs on BigQuery
 through the ``warehouse`` fixture.
 
-Example::
+Example (bqemulator installed once; without it these tests are skipped)::
 
+    make bigquery-emulator
     pytest tests/operators/test_warehouse_bigquery.py
 """
 
@@ -15,19 +16,16 @@ from typing import Any
 
 import pytest
 
-from tests.operators import test_warehouse as whole
+from tests.operators.test_warehouse import (  # noqa: F401  (run here on BigQuery)
+    test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest,
+    test_plan_only_counts_credits_and_creates_nothing,
+)
+from tests.support import warehouses
 
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
-
-def test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest(bigquery_warehouse: Any, write_dag: Any,
-                                                                       namelookup: Any) -> None:
-    whole.test_budget_fail_and_partial(bigquery_warehouse, write_dag, namelookup)
-
-
-def test_plan_only_counts_credits_and_creates_nothing(bigquery_warehouse: Any, write_dag: Any,
-                                                      namelookup: Any) -> None:
-    whole.check_plan_only_counts_credits_and_creates_nothing(bigquery_warehouse, write_dag, namelookup)
+house = warehouses("bigquery")
+"""BigQuery for the two tests imported above, which test_warehouse.py runs on SQLite."""
 
 
 STORE_STATEMENTS = {"load": b"INSERT INTO `analytics`.`namelookup_incoming_", "update": b"SET state = 'answered'"}

@@ -20,9 +20,17 @@ from typing import Any
 import pytest
 
 from airflow_provider_namelookup.warehouse.contrib.clickhouse import ClickHouseDialect
-from tests.operators import test_warehouse as whole
+from tests.operators.test_warehouse import (  # noqa: F401  (run here on ClickHouse)
+    test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest,
+    test_table_enrichment_is_correct_frugal_and_incremental,
+)
+from tests.support import warehouses
 
 pytestmark = pytest.mark.usefixtures("airflow_db")
+
+house = warehouses("clickhouse")
+"""ClickHouse for the first run and the budget, imported from test_warehouse.py, which runs them on SQLite
+(``warehouse`` leaves ClickHouse out)."""
 
 
 def test_the_dialect_comes_from_the_entry_point(clickhouse_warehouse: Any) -> None:
@@ -34,16 +42,6 @@ def test_the_dialect_comes_from_the_entry_point(clickhouse_warehouse: Any) -> No
     assert found["clickhouse"].engines == ("clickhouse", "clickhousedb")
     assert found["clickhouse"].entry_point.group == "airflow_provider_namelookup.warehouses"
     assert type(clickhouse_warehouse.dialect) is ClickHouseDialect  # the hook reports "clickhousedb"
-
-
-def test_first_run_exact_rerun_free_changed_names_and_invalid_rows(clickhouse_warehouse: Any, write_dag: Any,
-                                                                   namelookup: Any) -> None:
-    whole.test_table_enrichment_is_correct_frugal_and_incremental(clickhouse_warehouse, write_dag, namelookup)
-
-
-def test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest(clickhouse_warehouse: Any, write_dag: Any,
-                                                                       namelookup: Any) -> None:
-    whole.test_budget_fail_and_partial(clickhouse_warehouse, write_dag, namelookup)
 
 
 def test_parallel_shards_share_answers(clickhouse_warehouse: Any, namelookup: Any) -> None:

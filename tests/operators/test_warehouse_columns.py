@@ -12,6 +12,7 @@ import pytest
 from airflow_provider_namelookup.errors import InvalidArgument
 from airflow_provider_namelookup.operators import SqlCountryOfOriginOperator, SqlGenderLookupOperator
 from tests.operators.test_warehouse import CUSTOMERS, VALID_DISTINCT, gender_task
+from tests.support import warehouses
 
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
@@ -34,14 +35,6 @@ def columns_of(warehouse: Any, table: str) -> set[str]:
 
 def rows_of(warehouse: Any, table: str, columns: str) -> dict[Any, tuple[Any, ...]]:
     return {r[0]: r[1:] for r in warehouse.rows(f"SELECT customer_id, {columns} FROM {table} ORDER BY customer_id")}
-
-
-def tables_named(warehouse: Any, table: str) -> bool:
-    try:
-        warehouse.rows(f"SELECT COUNT(*) FROM {table}")
-    except Exception:
-        return False
-    return True
 
 
 @pytest.mark.database
@@ -134,7 +127,7 @@ def test_a_templated_column_list_is_checked_once_rendered_and_fails_at_once(sqli
                                 params={"field": "sampels"}, retries=2, retry_delay=1))
     run = bad.run()
     assert str(run.state) == "failed" and int(run.get_task_instance("enrich").try_number) == 1
-    assert not tables_named(sqlite_warehouse, f"{other}_gender")
+    assert not sqlite_warehouse.has_table(f"{other}_gender")
     assert namelookup.remaining() == 100 - 2
 
 
@@ -203,9 +196,7 @@ def test_abstaining_needs_no_probability_column(sqlite_warehouse: Any, write_dag
     assert {g for (g,) in genders.values()} >= {"unknown"} and len(set(genders.values())) > 1
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def house(request: pytest.FixtureRequest) -> Any:
-    return request.getfixturevalue(f"{request.param}_warehouse")
+house = warehouses("sqlite", "postgres")
 
 
 def test_a_target_of_an_earlier_release_still_gets_its_new_columns_and_a_wrong_table_is_refused_untouched(

@@ -7,8 +7,9 @@ does not include it: these run the issue's list on it, each the same test as the
 The compliance suite runs on it in tests/warehouse/test_compliance_databricks.py (its statement
 budget instead of ``test_statements_do_not_grow_with_rows``, which holds the same promise).
 
-Example::
+Example (Spark and Iceberg's jars installed once; without them these tests are skipped)::
 
+    make spark
     pytest tests/operators/test_warehouse_databricks.py
 """
 
@@ -20,28 +21,20 @@ import pytest
 
 from airflow_provider_namelookup.operators import SqlGenderLookupOperator
 from airflow_provider_namelookup.warehouse.answers import AnswersTable
-from tests.operators import test_warehouse as whole
+from tests.operators.test_warehouse import (  # noqa: F401  (run here on Databricks)
+    test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest,
+    test_country_of_origin_table,
+    test_plan_only_counts_credits_and_creates_nothing,
+    test_table_enrichment_is_correct_frugal_and_incremental,
+)
+from tests.support import warehouses
 
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
-
-def test_first_run_exact_rerun_free_changed_names_and_invalid_rows(databricks_warehouse: Any, write_dag: Any,
-                                                                   namelookup: Any) -> None:
-    whole.test_table_enrichment_is_correct_frugal_and_incremental(databricks_warehouse, write_dag, namelookup)
-
-
-def test_country_of_origin(databricks_warehouse: Any, write_dag: Any, namelookup: Any) -> None:
-    whole.test_country_of_origin_table(databricks_warehouse, write_dag, namelookup)
-
-
-def test_a_budget_fails_whole_or_spends_part_and_the_next_run_the_rest(databricks_warehouse: Any, write_dag: Any,
-                                                                       namelookup: Any) -> None:
-    whole.test_budget_fail_and_partial(databricks_warehouse, write_dag, namelookup)
-
-
-def test_plan_only_counts_credits_and_creates_nothing(databricks_warehouse: Any, write_dag: Any,
-                                                      namelookup: Any) -> None:
-    whole.check_plan_only_counts_credits_and_creates_nothing(databricks_warehouse, write_dag, namelookup)
+house = warehouses("databricks")
+warehouse = warehouses("databricks", name="warehouse")
+"""The warehouse of the tests imported from test_warehouse.py (``warehouse``: of its country-of-origin test,
+which runs there on every engine of the ``warehouse`` fixture)."""
 
 
 def test_a_connection_lost_mid_store_loses_no_paid_answer(databricks_warehouse: Any, namelookup: Any, emulator: Any,

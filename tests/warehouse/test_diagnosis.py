@@ -8,6 +8,7 @@ import pytest
 
 from airflow_provider_namelookup.operators import SqlGenderLookupOperator
 from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError
+from tests.support import warehouses
 
 pytestmark = pytest.mark.usefixtures("airflow_db")
 
@@ -62,9 +63,7 @@ def test_a_missing_table_fails_the_task_without_its_retries(sqlite_warehouse: An
     assert ti.try_number == 1
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def house(request: pytest.FixtureRequest) -> Any:
-    return request.getfixturevalue(f"{request.param}_warehouse")
+house = warehouses("sqlite", "postgres")
 
 
 @pytest.mark.parametrize(("arguments", "expected"), [
