@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 
 from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol, LeaseStatements
 from airflow_provider_namelookup.warehouse.dialects.erasure import ErasureStatements
-from airflow_provider_namelookup.warehouse.dialects.fill import FillStatements
+from airflow_provider_namelookup.warehouse.dialects.fill import FillStatements, PriceFixUps
 from airflow_provider_namelookup.warehouse.dialects.reading import SourceReading
 from airflow_provider_namelookup.warehouse.dialects.spelling import COLUMN_KINDS, PROOFS
 from airflow_provider_namelookup.warehouse.dialects.traits import (
@@ -69,6 +69,7 @@ __all__ = [
     "LeaseStatements",
     "Names",
     "OnConflictDialect",
+    "PriceFixUps",
     "Tuning",
     "Unchanged",
     "WarehouseDialect",
