@@ -4,7 +4,7 @@ Rows stay in the warehouse; Python sees only distinct questions. The adapters of
 run (:mod:`airflow_provider_namelookup.engine.run`) are :class:`~.source.TableQuestions`
 (the source), :class:`~.answers.AnswersTable` (the shared answers table with leases) and
 :class:`~.target.TargetTable` (the sink); every statement they send is spelled by the
-warehouse's dialect module (:mod:`.dialects`).
+warehouse's dialect (:mod:`.dialects`), grouped by job; they write no SQL of their own.
 
 Example::
 

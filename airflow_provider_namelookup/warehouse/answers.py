@@ -44,7 +44,6 @@ Example::
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,7 +51,7 @@ from typing import Any
 
 from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.engine.ports import ClaimOutcome, Question, Result
-from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol
+from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol, claims_index_name
 from airflow_provider_namelookup.warehouse.dialects.erasure import STATE_ERASED, TOMBSTONE_SECONDS
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.incoming import IncomingAnswers
@@ -61,7 +60,6 @@ from airflow_provider_namelookup.warehouse.schema import (
     ANSWER_KEY,
     ANSWER_RESULTS,
     STATE_ANSWERED,
-    STATE_LOST,
     result_columns,
     result_values,
 )
@@ -82,22 +80,7 @@ def answers_table_statements(dialect: Any, name: str) -> list[str]:
     """The statements that make answers table ``name`` (unquoted; checked) and its claims index."""
     quoted = dialect.quote(check_identifier(name, "answers_table", qualified=True))
     return [*dialect.create_table(quoted, ANSWER_KEY, (*ANSWER_BOOKKEEPING, *ANSWER_RESULTS)),
-            *dialect.create_index(_index_name(name), quoted, ["claimed_by"])]
-
-
-def _index_name(table: str) -> str:
-    """The claims index of answers table ``table``: its name, cut to fit an identifier with a hash of the
-    whole name where it is long (index names are per schema, and per-DAG tables share a long prefix).
-
-    >>> _index_name("namelookup_answers")
-    'namelookup_answers_claimed_by_idx'
-    >>> _index_name("namelookup_answers_daily_enrichment_a") != _index_name("namelookup_answers_daily_enrichment_b")
-    True
-    """
-    flat = table.replace(".", "_")
-    if len(flat) > 40:
-        flat = f"{flat[:31]}_{hashlib.sha256(table.encode()).hexdigest()[:8]}"
-    return f"{flat}_claimed_by_idx"
+            *dialect.create_index(claims_index_name(name), quoted, ["claimed_by"])]
 
 
 @dataclass
@@ -183,11 +166,8 @@ class AnswersTable:
         spender = self.owner[_RUN_ID_LENGTH:]
         if not spender or not self.exists:
             return 0
-        d = self.session.dialect
-        mine = f"answered_by LIKE {d.literal('%' + spender)} AND answered_by <> {d.literal(self.owner)}"
         rows = await self.db(self.session.fetchall,
-                             f"SELECT COALESCE(SUM(credits), 0) FROM {self.quoted} "
-                             f"WHERE state IN ('{STATE_ANSWERED}', '{STATE_LOST}') AND {mine}")
+                             self.session.dialect.spent_by(self.quoted, spender=spender, owner=self.owner))
         return int(rows[0][0] or 0)
 
     async def keep_lost(self, credits: int) -> None:
@@ -197,11 +177,8 @@ class AnswersTable:
             await self.session.run_reconnecting(self._keep_lost, credits)
 
     def _keep_lost(self, credits: int) -> None:
-        lit = self.session.dialect.literal
-        values = {"query_hash": f"{STATE_LOST}:{self.owner}", "lookup": self.lookup.value, "state": STATE_LOST,
-                  "answered_by": self.owner, "answered_at": time.time(), "credits": credits}
-        self.session.execute(f"INSERT INTO {self.quoted} ({', '.join(values)}) "
-                             f"VALUES ({', '.join(lit(v) for v in values.values())})")
+        self.session.execute(self.session.dialect.insert_lost(self.quoted, owner=self.owner, lookup=self.lookup.value,
+                                                              stamp=time.time(), credits=credits))
         self.session.commit()
 
     # Table ----------------------------------------------------------------------------------------------
@@ -286,31 +263,24 @@ class AnswersTable:
             return await self.db(self._answered_among, list(hashes))
         return await self.db(self._answered_in_batch, self._batch)
 
-    def _fresh(self) -> tuple[str, list[Any]]:
-        p = self.session.dialect.placeholder
-        if self.stale_before is None:
-            return "a.state = 'answered'", []
-        return f"a.state = 'answered' AND a.answered_at >= {p}", [self.stale_before]
+    @property
+    def _stale(self) -> list[Any]:
+        """The parameter of a fresh answer's age (none without ``max_age``)."""
+        return [] if self.stale_before is None else [self.stale_before]
 
     def _answered_in_batch(self, batch: int) -> set[str]:
         self.session.require_temporaries()
-        p = self.session.dialect.placeholder
-        fresh, params = self._fresh()
-        rows = self.session.fetchall(
-            f"SELECT DISTINCT a.query_hash FROM {self.quoted} a JOIN {self.map.name} m ON a.query_hash = m.query_hash "
-            f"WHERE m.batch = {p} AND m.error IS NULL AND {fresh}", [batch, *params])
-        return {r[0] for r in rows}
+        statement = self.session.dialect.fresh_answers(self.quoted, stale=bool(self._stale), batch_of=self.map.name)
+        return {r[0] for r in self.session.fetchall(statement, [batch, *self._stale])}
 
     def _answered_among(self, hashes: list[str]) -> set[str]:
         d = self.session.dialect
-        fresh, params = self._fresh()
         found: set[str] = set()
         step = d.tuning.max_in_list
         for start in range(0, len(hashes), step):
             part = hashes[start:start + step]
             found |= {r[0] for r in self.session.fetchall(
-                f"SELECT a.query_hash FROM {self.quoted} a WHERE a.query_hash IN ({d.marks(len(part))}) AND {fresh}",
-                [*part, *params])}
+                d.fresh_answers(self.quoted, stale=bool(self._stale), among=len(part)), [*part, *self._stale])}
         return found
 
     # Claims -----------------------------------------------------------------------------------------------
@@ -334,29 +304,16 @@ class AnswersTable:
                 return self._claim_rows(chunk, wanted, take_over_first=True)
         return self._claim_rows(chunk, wanted)
 
-    def _reclaimable(self, a: str, now: float) -> tuple[str, list[Any]]:
-        """The condition on answers row ``a`` (its alias and a dot, or nothing) that another run may take it over."""
-        p = self.session.dialect.placeholder
-        reclaimable = f"({a}state = 'claimed' AND {a}lease_expires < {p}) OR " \
-                      f"({a}state = '{STATE_ERASED}' AND {a}lease_expires < {p})"  # erased before this run began
-        reclaim_params: list[Any] = [now, self.started]
-        if self.stale_before is not None:  # refresh answers older than max_age
-            reclaimable += f" OR ({a}state = 'answered' AND {a}answered_at < {p})"
-            reclaim_params.append(self.stale_before)
-        return reclaimable, reclaim_params
-
     def _claim_rows(self, chunk: int, wanted: Sequence[str], *, take_over_first: bool = False) -> ClaimOutcome:
         d = self.session.dialect
-        p = d.placeholder
         now = time.time()
-        chosen = self.map.hashes(f"chunk = {p}")
+        chosen = self.map.chunk_hashes()
+        stale = self.stale_before is not None  # refresh answers older than max_age
+        reclaim_params: list[Any] = [now, self.started, *self._stale]
         if take_over_first:  # the dialect's claim then inserts only the hashes nobody holds
-            reclaimable, reclaim_params = self._reclaimable("", now)
-            self.session.execute(f"UPDATE {self.quoted} SET state = 'claimed', claimed_by = {p}, lease_expires = {p} "
-                                 f"WHERE query_hash IN ({chosen}) AND ({reclaimable})",
+            self.session.execute(d.take_over(self.quoted, chosen, stale=stale),
                                  [self.owner, now + self.lease_seconds, chunk, *reclaim_params])
-        reclaimable, reclaim_params = self._reclaimable(d.claimed_row, now)
-        statement = d.claim(self.quoted, chosen, reclaimable=reclaimable)
+        statement = d.claim(self.quoted, chosen, reclaimable=d.reclaimable(stale=stale))
         params = d.claim_params([chunk], reclaim_params, owner=self.owner, lease=now + self.lease_seconds,
                                 lookup=self.lookup.value)
         if d.claim_returning:
@@ -371,9 +328,7 @@ class AnswersTable:
             if d.claim_counts_rows and claimed == self._chunk_sizes[chunk]:  # every hash of the chunk is ours
                 return ClaimOutcome(mine=list(wanted))
         outcome = ClaimOutcome()
-        for h, state, claimed_by in self.session.fetchall(
-                f"SELECT a.query_hash, a.state, a.claimed_by FROM {self.quoted} a "
-                f"WHERE a.query_hash IN ({chosen})", [chunk]):
+        for h, state, claimed_by in self.session.fetchall(d.claimed_states(self.quoted, chosen), [chunk]):
             if state in (STATE_ANSWERED, STATE_ERASED):  # erased after this run began: not to be brought back
                 outcome.answered.add(h)
             elif claimed_by == self.owner:
@@ -386,9 +341,8 @@ class AnswersTable:
         await self.session.run_reconnecting(self._renew)
 
     def _renew(self) -> None:
-        p = self.session.dialect.placeholder
-        self.session.execute(f"UPDATE {self.quoted} SET lease_expires = {p} WHERE claimed_by = {p} "
-                             f"AND state = 'claimed'", [time.time() + self.lease_seconds, self.owner])
+        self.session.execute(self.session.dialect.renew_claims(self.quoted),
+                             [time.time() + self.lease_seconds, self.owner])
         self.session.commit()
 
     async def release(self, claim: Any = None) -> None:
@@ -400,13 +354,9 @@ class AnswersTable:
     def _release(self, chunk: int | None) -> None:
         """Give up what this run claimed and did not answer (of one chunk, or all): fresh claims
         are deleted, a stale answer being refreshed goes back to answered."""
-        p = self.session.dialect.placeholder
-        among, params = ("", []) if chunk is None else (f" AND query_hash IN ({self.map.hashes(f'chunk = {p}')})",
-                                                       [chunk])
-        self.session.execute(f"DELETE FROM {self.quoted} WHERE claimed_by = {p} AND state = 'claimed' "
-                             f"AND answered_at IS NULL{among}", [self.owner, *params])
-        self.session.execute(f"UPDATE {self.quoted} SET state = 'answered', claimed_by = NULL, lease_expires = NULL "
-                             f"WHERE claimed_by = {p} AND state = 'claimed'{among}", [self.owner, *params])
+        chosen, params = (None, []) if chunk is None else (self.map.chunk_hashes(), [chunk])
+        for statement in self.session.dialect.release_claims(self.quoted, chosen):
+            self.session.execute(statement, [self.owner, *params])
         self.session.commit()
 
     # Stores -----------------------------------------------------------------------------------------------

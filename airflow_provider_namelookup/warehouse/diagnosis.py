@@ -114,7 +114,7 @@ def missing_table_or_column(catalog: Catalog, table: str, described: str, where:
     :param relation: the derived table to read the columns of (default: every row of ``table``).
     """
     d = catalog.dialect
-    relation = relation or f"(SELECT * FROM {d.quote(table)})"
+    relation = relation or f"({d.select_rows(d.quote(table))})"
     if (failed := catalog.probe(d.no_rows("*", f"{relation} s"))) is not None:
         tables = {name.rpartition(".")[2]: name for name in catalog.table_names(table)}
         near = nearest_hint(table.rpartition(".")[2], list(tables), listed=None)

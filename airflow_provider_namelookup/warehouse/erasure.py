@@ -315,7 +315,7 @@ def _delete(session: WarehouseSession, target: str, key: str, keys: Iterable[Any
     deleted = 0
     for part in _parts(list(keys), d.tuning.max_in_list):
         counted = None if d.counts_rows else int(session.fetchall(
-            f"SELECT COUNT(*) FROM {target} WHERE {key} IN ({d.marks(len(part))})", part, commit=False)[0][0])
+            d.delete_where_in(target, key, len(part), count_only=True), part, commit=False)[0][0])
         removed = session.execute(d.delete_where_in(target, key, len(part)), part)
         deleted += max(removed, 0) if counted is None else counted
     session.commit()

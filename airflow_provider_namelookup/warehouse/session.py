@@ -228,7 +228,7 @@ class WarehouseSession:
             if d.materializes_reads:
                 table = d.temp_name(f"namelookup_read_{uuid.uuid4().hex[:12]}")
                 self.execute(d.create_temp_as(table, sql))
-                sql = f"SELECT * FROM {table}"
+                sql = d.select_rows(table)
             cursor = self.conn.cursor(name="namelookup_stream") if d.server_side_cursor else self.cursor()
             if d.server_side_cursor:
                 cursor.itersize = size

@@ -118,8 +118,8 @@ class TableSource:
             ``%`` in the DAG author's SQL is then escaped for format-style drivers).
         """
         d = self.dialect
-        base = f"SELECT * FROM {d.quote(self.table)}" if self.table else d.user_sql(f"{self.sql}\n",
-                                                                                     with_params=with_params)
+        base = d.select_rows(d.quote(self.table)) if self.table else d.user_sql(f"{self.sql}\n",
+                                                                                 with_params=with_params)
         checked = self.checked and CheckedWhere(d.user_sql(self.checked.sql, with_params=with_params),
                                                 self.checked.columns, self.checked.written)
         return f"({filtered(base, checked)})"
@@ -127,7 +127,7 @@ class TableSource:
     def unfiltered(self) -> str:
         """The source before ``where``, as a derived table (its columns are what a filter may read)."""
         d = self.dialect
-        return f"({f'SELECT * FROM {d.quote(self.table)}' if self.table else f'{self.sql}{chr(10)}'})"
+        return f"({d.select_rows(d.quote(self.table)) if self.table else f'{self.sql}{chr(10)}'})"
 
     def names(self, *, with_params: bool) -> Names:
         q = self.dialect.quote
@@ -289,7 +289,7 @@ def explain_source_error(session: WarehouseSession, source: TableSource, err: Ba
     if missing := missing_table_or_column(catalog, source.table or "", base, where, columns,
                                           relation=source.unfiltered()):
         return missing
-    counted = f"SELECT COUNT(*) FROM {source.relation(with_params=False)} s"
+    counted = d.select_rows(f"{source.relation(with_params=False)} s", count=True)
     if source.checked is not None and (failed := session.probe(counted)):
         return WarehouseInputError(f"where {source.where!r} fails on {base}{where}: "
                                    f"{without_values(first_line(failed))}")

@@ -43,6 +43,7 @@ from airflow_provider_namelookup.engine.ports import RunOutcome
 from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, connection_of, warehouse_says
 from airflow_provider_namelookup.warehouse.dialects import Names
 from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol
+from airflow_provider_namelookup.warehouse.dialects.fill import PriceFixUps
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.schema import (
     BOOKKEEPING,
@@ -50,8 +51,6 @@ from airflow_provider_namelookup.warehouse.schema import (
     SOURCE_COUNTRY,
     SOURCE_LAST_NAME,
     SOURCE_NAME,
-    STATUS_ERROR,
-    STATUS_OK,
     Column,
     result_columns,
 )
@@ -60,7 +59,6 @@ from airflow_provider_namelookup.warehouse.source import FirstRow, TableSource
 from airflow_provider_namelookup.warehouse.valuemap import PSEUDONYM, ValueMap
 from airflow_provider_namelookup.warehouse.writer_lease import WriterLease
 
-_ALIAS = "t0"
 _CREATE_WAIT_SECONDS = 30.0
 FILL_LEASE_SECONDS = 300.0
 """How long a fill holds its target's writer lease on an engine without row-level transactions
@@ -301,30 +299,10 @@ class TargetTable:
     def _select(self, *, null_names: bool | None, joined: bool, typed: bool = False) -> str:
         """Source rows joined to their resolved values, as the target's rows (only the new and
         changed ones when ``joined``: the target's own rows compared)."""
-        d, n, lit = self.dialect, self.names, self.dialect.literal
-        status = f"CASE WHEN m.error IS NOT NULL THEN {lit(STATUS_ERROR)} ELSE {lit(STATUS_OK)} END"
-        values = {
-            **{c.name: f"m.{c.name}" for c in self.results},
-            "status": status, "error": "m.error",
-            "credits_used": f"CASE WHEN {n.key} = m.charge_key THEN m.price_here ELSE 0 END",
-            "query_hash": "m.query_hash", "enriched_at": lit(self.stamp), "query_spec": lit(self.rules.fingerprint),
-        }
-        if self.rules.abstain is not None and "gender" in values:  # probability and samples are written as they are
-            values["gender"] = self.rules.abstain.sql("m.gender", "m.probability", "m.samples", lit)
-        columns = [f"{n.key} AS {n.key_column}",
-                   *(f"{d.cast(values[c.name], c) if typed else values[c.name]} AS {c.name}" for c in self.typed),
-                   *(f"{expression} AS {column}" for expression, column in self.raw_columns())]
-        select = (f"SELECT {', '.join(columns)} FROM {n.relation} s "
-                  f"JOIN {self.map.resolved} m ON {self.map.join_conditions(n, null_names=null_names)}")
-        if not joined:
-            return select
-        t = "t"
-        same = [d.null_safe_equal(f"{t}.{column}", expression) for expression, column in self.raw_columns()]
-        same.append(d.null_safe_equal(f"{t}.query_spec", lit(self.rules.fingerprint)))
-        changed = f"{t}.{n.key_column} IS NULL OR NOT ({' AND '.join(same)})"
-        if self.stale_rows_before is not None:
-            changed += f" OR {t}.enriched_at < {lit(self.stale_rows_before)}"
-        return f"{select} LEFT JOIN {self.quoted} {t} ON {t}.{n.key_column} = {n.key} WHERE {changed}"
+        return self.dialect.fill_rows(self.names, self.typed, self.raw_columns(), resolved=self.map.resolved,
+                                      null_names=null_names, stamp=self.stamp, spec=self.rules.fingerprint,
+                                      abstain=self.rules.abstain, cast_typed=typed,
+                                      target=self.quoted if joined else None, stale_before=self.stale_rows_before)
 
     async def fill(self, outcome: RunOutcome) -> None:
         """Write the rows of every answered or invalid question (nothing when there is none)."""
@@ -381,7 +359,8 @@ class TargetTable:
             selects = [self._select(null_names=shape, joined=False, typed=True) for shape in self.map.row_shapes()]
             for statement in self.dialect.before_fill_by_creating():
                 self.session.execute(statement)
-            self.session.execute(f"CREATE TABLE {self.quoted} AS {' UNION ALL '.join(selects)}")
+            for statement in self.dialect.fill_new(self.quoted, self.fields, selects, create=True):
+                self.session.execute(statement)
             for statement in self.dialect.add_primary_key(self.quoted, self.names.key_column):
                 self.session.execute(statement)
             for statement in self.dialect.analyze(self.quoted, self._compared_columns):
@@ -399,15 +378,15 @@ class TargetTable:
 
         def insert() -> None:
             nonlocal written
-            for shape in self.map.row_shapes():
-                written += self.session.execute(f"INSERT INTO {self.quoted} ({', '.join(self.fields)}) "
-                                                f"{self._select(null_names=shape, joined=False)}")
+            selects = [self._select(null_names=shape, joined=False) for shape in self.map.row_shapes()]
+            for statement in self.dialect.fill_new(self.quoted, self.fields, selects, create=False):
+                written += self.session.execute(statement)
             for statement in self.dialect.analyze(self.quoted, self._compared_columns):
                 self.session.execute(statement)
 
         if not self._committed_or_upserted(insert):
             return
-        rows = self.session.fetchall(f"SELECT COUNT(*) FROM {self.quoted}")[0][0]
+        rows = self.session.fetchall(self.dialect.select_rows(self.quoted, count=True))[0][0]
         if int(rows) > written:
             self._fix_prices(leaving=False)
 
@@ -427,57 +406,35 @@ class TargetTable:
 
     def _fill_existing(self) -> None:
         """An upsert of the new and changed rows, then the fix-up of their queries' prices."""
-        self._collect_fixes(leaving=True)
-        self._lock_fixes()
+        fix_ups = self._collect_fixes(leaving=True)
         for shape in self.map.row_shapes():
             upsert = self.dialect.upsert(self.quoted, self.fields, self.names.key_column,
                                          self._select(null_names=shape, joined=True))
             for statement in [upsert] if isinstance(upsert, str) else upsert:  # a list: run in order
                 self.session.execute(statement)
-        self._update_prices()
+        self.session.execute(fix_ups.update)
         self.session.commit()
 
     def _fix_prices(self, *, leaving: bool) -> None:
-        self._collect_fixes(leaving=leaving)
-        self._lock_fixes()
-        self._update_prices()
+        self.session.execute(self._collect_fixes(leaving=leaving).update)
         self.session.commit()
 
-    def _collect_fixes(self, *, leaving: bool) -> None:
-        """The queries whose price may have to move: those the fill writes and (``leaving``)
-        those whose price sits on a row the fill rewrites with another query."""
-        d, n = self.dialect, self.names
+    def _collect_fixes(self, *, leaving: bool) -> PriceFixUps:
+        """Collect the queries whose price may have to move: those the fill writes and (``leaving``)
+        those whose price sits on a row the fill rewrites with another query; lock their answers
+        rows. The fix-up's update is left to run."""
+        d = self.dialect
         if self.map.fixes in self.map.made:  # a step run again after a lock conflict
             self.session.execute(d.drop_table(self.map.fixes))
         self.map.made.append(self.map.fixes)
-        self.session.execute(d.create_temp_as(self.map.fixes, f"SELECT DISTINCT query_hash FROM {self.map.resolved} "
-                                                               "WHERE error IS NULL"))
-        if not leaving or not self.joinable:
-            return
-        for shape in self.map.row_shapes():
-            self.session.execute(
-                f"INSERT INTO {self.map.fixes} (query_hash) SELECT DISTINCT t.query_hash FROM {n.relation} s "
-                f"JOIN {self.map.resolved} m ON {self.map.join_conditions(n, null_names=shape)} "
-                f"JOIN {self.quoted} t ON t.{n.key_column} = {n.key} "
-                f"WHERE t.credits_used > 0 AND t.query_hash <> m.query_hash")
-
-    def _lock_fixes(self) -> None:
-        lock = self.dialect.lock_answers(self.answers, f"SELECT query_hash FROM {self.map.fixes}")
-        if lock:
-            self.session.fetchall(lock, commit=False)
-
-    def _update_prices(self) -> None:
-        d, key, lit = self.dialect, self.names.key_column, self.dialect.literal
-        carriers = (f"(SELECT t.query_hash, {d.lowest_key(f't.{key}', self.first_row.key)} AS carrier, "
-                    f"MAX(CASE WHEN a.paid_for = {lit(self.name)} THEN a.credits ELSE 0 END) AS price "
-                    f"FROM {self.quoted} t JOIN {self.map.fixes} f ON f.query_hash = t.query_hash "
-                    f"LEFT JOIN {self.answers} a ON a.query_hash = t.query_hash AND a.answered_at IS NOT NULL "
-                    f"WHERE t.status = {lit(STATUS_OK)} GROUP BY t.query_hash)")
-        price = f"CASE WHEN {_ALIAS}.{key} = c.carrier THEN c.price ELSE 0 END"
-        self.session.execute(d.update_from(
-            self.quoted, _ALIAS, [("credits_used", price)], carriers,
-            f"{_ALIAS}.query_hash = c.query_hash AND {_ALIAS}.status = {lit(STATUS_OK)} "
-            f"AND COALESCE({_ALIAS}.credits_used, -1) <> {price}"))
+        fix_ups = d.price_fix_ups(self.quoted, self.names, fixes=self.map.fixes, resolved=self.map.resolved,
+                                  answers=self.answers, paid_for=self.name, key_sample=self.first_row.key,
+                                  leaving=self.map.row_shapes() if leaving and self.joinable else ())
+        for statement in fix_ups.collect:
+            self.session.execute(statement)
+        if fix_ups.lock:
+            self.session.fetchall(fix_ups.lock, commit=False)
+        return fix_ups
 
     def _log(self, message: str, *args: Any) -> None:
         if self.log is not None:

@@ -94,11 +94,8 @@ class ValueMap:
         return [*self.raw_columns, "first_key", "query_hash", "error", "chunk", "batch", *self.pseudonym_columns]
 
     def _create(self) -> None:
-        d, n = self.session.dialect, self.names
-        raw = [f"{n.name} AS raw_name", *([f"{n.last_name} AS raw_last_name"] if n.last_name else []),
-               *([f"{n.country} AS raw_country"] if n.country else []), f"{d.nullable_like(n.key)} AS first_key"]
         typed = (*_TYPED, *(Column(c, PSEUDONYM.kind, PSEUDONYM.length) for c in self.pseudonym_columns))
-        for statement in d.create_temp_like_source(self.name, n, raw, typed):
+        for statement in self.session.dialect.create_value_map(self.name, self.names, typed):
             self.session.execute(statement)
         self.made.append(self.name)
         self.created = True
@@ -125,9 +122,9 @@ class ValueMap:
         self.session.commit()
         return self.batches
 
-    def hashes(self, condition: str) -> str:
-        """A SELECT of the distinct valid hashes of the map rows matching ``condition``."""
-        return f"SELECT DISTINCT query_hash FROM {self.name} WHERE error IS NULL AND {condition}"
+    def chunk_hashes(self) -> str:
+        """A SELECT of the distinct valid hashes of one chunk (bound: the chunk)."""
+        return self.session.dialect.chunk_hashes(self.name)
 
     def resolve(self, answers: str, lookup: LookupKind, *, paid_for: str, key_sample: Any = None,
                 results: Sequence[Column] | None = None) -> None:
@@ -140,14 +137,8 @@ class ValueMap:
         self.session.require_temporaries()
         d = self.session.dialect
         read = result_columns(lookup) if results is None else results
-        fields = ", ".join(f"a.{c.name}" for c in read)
-        raw = ", ".join(f"m.{c}" for c in (*self.raw_columns, *self.pseudonym_columns))
-        select = (f"SELECT {raw}, m.query_hash, m.error, "
-                  f"{d.lowest_key('m.first_key', key_sample, over='PARTITION BY m.query_hash')} AS charge_key, "
-                  f"CASE WHEN a.paid_for = {d.literal(paid_for)} THEN a.credits ELSE 0 END AS price_here, {fields} "
-                  f"FROM {self.name} m LEFT JOIN {answers} a ON a.query_hash = m.query_hash AND a.state = 'answered' "
-                  f"WHERE m.error IS NOT NULL OR a.query_hash IS NOT NULL")
-        for statement in d.create_stage_as(self.resolved, select):
+        for statement in d.resolve_map(self.resolved, self.name, answers, [*self.raw_columns, *self.pseudonym_columns],
+                                       read, paid_for=paid_for, key_sample=key_sample):
             self.session.execute(statement)
         self.made.append(self.resolved)
         self.staged = True
@@ -162,22 +153,6 @@ class ValueMap:
                 for other in instead:
                     self.session.execute(other)
         self.session.commit()
-
-    def join_conditions(self, names: Names, *, null_names: bool | None) -> str:
-        """How a source row ``s`` finds its resolved entry ``m``: the rows with a NULL name apart
-        (``null_names``), so that the common case stays a plain equality the warehouse can hash
-        or index; or (None) all at once, where the engine's null-safe equality uses its index."""
-        d = self.session.dialect
-        if null_names is None:
-            name = d.null_safe_equal(names.name, "m.raw_name")
-        else:
-            name = (f"{names.name} IS NULL AND m.raw_name IS NULL" if null_names
-                    else d.exact_equal(names.name, "m.raw_name"))
-        if names.last_name:
-            name += f" AND {d.null_safe_equal(names.last_name, 'm.raw_last_name')}"
-        if names.country:
-            name += f" AND {d.null_safe_equal(names.country, 'm.raw_country')}"
-        return name
 
     def row_shapes(self) -> list[bool | None]:
         """The join shapes the fill needs: ``[False]``, plus ``True`` when some name is NULL

@@ -1,6 +1,6 @@
 """The warehouse contract: what the table engine needs from a warehouse, written once.
 
-A dialect builds the engine's statements; the run's session
+A dialect builds every statement the engine sends (its modules write no SQL); the run's session
 (:mod:`airflow_provider_namelookup.warehouse.session`) sends them. (common-sql's ``Dialect`` both
 builds statements and runs them through its hook; here the two are apart, so that one session
 counts, retries and reconnects for every warehouse.) :class:`WarehouseDialect` is the contract,
@@ -11,10 +11,10 @@ of every statement and an example:
 group                                   what the engine does with it
 ======================================  =====================================================================
 :class:`~.spelling.Spelling`            names, literals, bind markers, column types, casts, equality
-:class:`~.reading.SourceReading`        a run's connections; read a row of the source; the distinct pass
-:class:`~.run_tables.RunTables`         the run's own tables (the raw-value map) and bulk loads into them
-:class:`~.claims.AnswersStatements`     the shared answers table: claims with a lease, stores of answers
-:class:`~.fill.FillStatements`          the target: created like the source, upserted, prices fixed up
+:class:`~.reading.SourceReading`        a run's connections; read a row of the source, or all; the distinct pass
+:class:`~.run_tables.RunTables`         the run's own tables (the raw-value map, its chunks) and bulk loads into them
+:class:`~.claims.AnswersStatements`     the shared answers table: claims with a lease (renewed, released), reads, stores
+:class:`~.fill.FillStatements`          the target: made like the source, filled from the resolved map, prices fixed up
 :class:`~.erasure.ErasureStatements`    erasure of people (tombstones in the answers table), retention
 :class:`~.traits.DriverErrors`          the driver's errors classified: lock conflict, lost connection, duplicate key
 ======================================  =====================================================================
@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 
 from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol, LeaseStatements
 from airflow_provider_namelookup.warehouse.dialects.erasure import ErasureStatements
-from airflow_provider_namelookup.warehouse.dialects.fill import FillStatements
+from airflow_provider_namelookup.warehouse.dialects.fill import FillStatements, PriceFixUps
 from airflow_provider_namelookup.warehouse.dialects.reading import SourceReading
 from airflow_provider_namelookup.warehouse.dialects.spelling import COLUMN_KINDS, PROOFS
 from airflow_provider_namelookup.warehouse.dialects.traits import (
@@ -69,6 +69,7 @@ __all__ = [
     "LeaseStatements",
     "Names",
     "OnConflictDialect",
+    "PriceFixUps",
     "Tuning",
     "Unchanged",
     "WarehouseDialect",

@@ -17,15 +17,33 @@ Example (the defaults: standard ``MERGE``)::
 from __future__ import annotations
 
 import enum
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from airflow_provider_namelookup.warehouse.dialects.erasure import STATE_ERASED
 from airflow_provider_namelookup.warehouse.dialects.run_tables import RunTables
-from airflow_provider_namelookup.warehouse.schema import Column
+from airflow_provider_namelookup.warehouse.schema import STATE_ANSWERED, STATE_LOST, Column
 
 CLAIM_COLUMNS = "(query_hash, lookup, state, claimed_by, lease_expires)"
 """The columns a claim inserts."""
+
+
+def claims_index_name(table: str) -> str:
+    """The claims index of answers table ``table``: its name, cut to fit an identifier with a hash of the
+    whole name where it is long (index names are per schema, and per-DAG tables share a long prefix).
+
+    >>> claims_index_name("namelookup_answers")
+    'namelookup_answers_claimed_by_idx'
+    >>> long = "namelookup_answers_daily_enrichment"
+    >>> claims_index_name(f"{long}_a") != claims_index_name(f"{long}_b")
+    True
+    """
+    flat = table.replace(".", "_")
+    if len(flat) > 40:
+        flat = f"{flat[:31]}_{hashlib.sha256(table.encode()).hexdigest()[:8]}"
+    return f"{flat}_claimed_by_idx"
 
 
 class ClaimProtocol(enum.Enum):
@@ -150,6 +168,93 @@ class AnswersStatements(RunTables):
                      lookup: str) -> list[Any]:
         """The parameters of :meth:`claim`'s statement, in the order its markers stand."""
         return [*chosen, *reclaimable, owner, lease, lookup, owner, lease]
+
+    def reclaimable(self, *, stale: bool, row: str | None = None) -> str:
+        """The condition on an answers row that another run may take it over: a claim whose lease
+        expired, a tombstone of an erasure before the run began, and (``stale``: ``max_age``) an answer
+        stored before the oldest kept. ``row``: how it names the row (default :attr:`claimed_row`).
+        Bound, in order: now, the run's start, (``stale``) the oldest answer kept.
+
+        Example: ``(a.state = 'claimed' AND a.lease_expires < ?) OR (a.state = 'erased' AND a.lease_expires < ?)``."""
+        a, p = self.claimed_row if row is None else row, self.placeholder
+        reclaimable = (f"({a}state = 'claimed' AND {a}lease_expires < {p}) OR "
+                       f"({a}state = '{STATE_ERASED}' AND {a}lease_expires < {p})")  # erased before the run began
+        if stale:
+            reclaimable += f" OR ({a}state = 'answered' AND {a}answered_at < {p})"
+        return reclaimable
+
+    def take_over(self, answers: str, chosen: str, *, stale: bool) -> str:
+        """Under :attr:`ClaimProtocol.SINGLE_WRITER`, before :meth:`claim` inserts the hashes nobody holds: take
+        over the :meth:`reclaimable` rows of the hashes ``chosen`` selects. Bound: owner, lease, ``chosen``'s
+        parameters, the condition's.
+
+        Example: ``UPDATE "a" SET state = 'claimed', claimed_by = ?, lease_expires = ? WHERE query_hash IN
+        (SELECT ...) AND ((state = 'claimed' AND lease_expires < ?) OR ...)``."""
+        p = self.placeholder
+        return (f"UPDATE {answers} SET state = 'claimed', claimed_by = {p}, lease_expires = {p} "
+                f"WHERE query_hash IN ({chosen}) AND ({self.reclaimable(stale=stale, row='')})")
+
+    def claimed_states(self, answers: str, chosen: str) -> str:
+        """A claim's outcome, where its statement did not say it: the hash, state and holder of the
+        answers rows of the hashes ``chosen`` selects (bound: its parameters).
+
+        Example: ``SELECT a.query_hash, a.state, a.claimed_by FROM "a" a WHERE a.query_hash IN (SELECT ...)``."""
+        return f"SELECT a.query_hash, a.state, a.claimed_by FROM {answers} a WHERE a.query_hash IN ({chosen})"
+
+    def fresh_answers(self, answers: str, *, stale: bool, batch_of: str | None = None, among: int = 0) -> str:
+        """The hashes with an answer (``stale``: stored since a time, bound last): those of one batch of
+        the run's map ``batch_of`` (bound: the batch), or (without a map) those among ``among`` hashes.
+
+        Example: ``SELECT DISTINCT a.query_hash FROM "a" a JOIN "m" m ON a.query_hash = m.query_hash
+        WHERE m.batch = ? AND m.error IS NULL AND a.state = 'answered'``."""
+        p = self.placeholder
+        fresh = f"a.state = 'answered' AND a.answered_at >= {p}" if stale else "a.state = 'answered'"
+        if batch_of is not None:
+            return (f"SELECT DISTINCT a.query_hash FROM {answers} a JOIN {batch_of} m ON a.query_hash = m.query_hash "
+                    f"WHERE m.batch = {p} AND m.error IS NULL AND {fresh}")
+        return f"SELECT a.query_hash FROM {answers} a WHERE a.query_hash IN ({self.marks(among)}) AND {fresh}"
+
+    def renew_claims(self, answers: str) -> str:
+        """Extend the leases of a run's claims (bound: the new lease's end, the owner).
+
+        Example: ``UPDATE "a" SET lease_expires = ? WHERE claimed_by = ? AND state = 'claimed'``."""
+        p = self.placeholder
+        return f"UPDATE {answers} SET lease_expires = {p} WHERE claimed_by = {p} AND state = 'claimed'"
+
+    def release_claims(self, answers: str, chosen: str | None = None) -> list[str]:
+        """Give up what a run claimed and did not answer (bound in each: the owner, then ``chosen``'s
+        parameters): fresh claims are deleted, a stale answer being refreshed goes back to answered; all
+        of them, or those of the hashes ``chosen`` selects.
+
+        Example: ``["DELETE FROM "a" WHERE claimed_by = ? AND state = 'claimed' AND answered_at IS NULL",
+        "UPDATE "a" SET state = 'answered', claimed_by = NULL, lease_expires = NULL WHERE claimed_by = ? AND ..."]``."""
+        p = self.placeholder
+        among = "" if chosen is None else f" AND query_hash IN ({chosen})"
+        return [f"DELETE FROM {answers} WHERE claimed_by = {p} AND state = 'claimed' AND answered_at IS NULL{among}",
+                f"UPDATE {answers} SET state = 'answered', claimed_by = NULL, lease_expires = NULL "
+                f"WHERE claimed_by = {p} AND state = 'claimed'{among}"]
+
+    def spent_by(self, answers: str, *, spender: str, owner: str) -> str:
+        """What the other runs of one spender (the end of their ``answered_by``) spent: their answers
+        and their lost answers' rows (:meth:`insert_lost`).
+
+        Example: ``SELECT COALESCE(SUM(credits), 0) FROM "a" WHERE state IN ('answered', 'lost')
+        AND answered_by LIKE '%<spender>' AND answered_by <> '<owner>'``."""
+        lit = self.literal
+        return (f"SELECT COALESCE(SUM(credits), 0) FROM {answers} "
+                f"WHERE state IN ('{STATE_ANSWERED}', '{STATE_LOST}') "
+                f"AND answered_by LIKE {lit('%' + spender)} AND answered_by <> {lit(owner)}")
+
+    def insert_lost(self, answers: str, *, owner: str, lookup: str, stamp: float, credits: int) -> str:
+        """The row of what a run's lost answers may have cost (``state='lost'``, keyed ``lost:<owner>``),
+        every value a literal.
+
+        Example: ``INSERT INTO "a" (query_hash, lookup, state, answered_by, answered_at, credits)
+        VALUES ('lost:<owner>', 'gender', 'lost', '<owner>', 1700000000.0, 3)``."""
+        values = {"query_hash": f"{STATE_LOST}:{owner}", "lookup": lookup, "state": STATE_LOST,
+                  "answered_by": owner, "answered_at": stamp, "credits": credits}
+        return (f"INSERT INTO {answers} ({', '.join(values)}) "
+                f"VALUES ({', '.join(self.literal(v) for v in values.values())})")
 
     def create_incoming(self, incoming: str, answers: str, result_columns: Sequence[Column]) -> str:
         """The run's table of answers on their way into the answers table (``query_hash``, the result

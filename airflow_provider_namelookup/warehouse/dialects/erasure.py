@@ -48,11 +48,13 @@ class ErasureStatements(Spelling):
         Example: ``SELECT query_hash, first_name, last_name FROM "namelookup_answers" WHERE first_name IS NOT NULL``."""
         return f"SELECT query_hash, first_name, last_name FROM {answers} WHERE first_name IS NOT NULL"
 
-    def delete_where_in(self, table: str, column: str, count: int) -> str:
-        """Delete the rows whose ``column`` is one of ``count`` values.
+    def delete_where_in(self, table: str, column: str, count: int, *, count_only: bool = False) -> str:
+        """Delete the rows whose ``column`` is one of ``count`` values; ``count_only``: count those rows
+        instead (for engines whose ``DELETE`` reports no row count).
 
         Example: ``DELETE FROM "customers_gender" WHERE "id" IN (?, ?)``."""
-        return f"DELETE FROM {table} WHERE {column} IN ({self.marks(count)})"
+        action = "SELECT COUNT(*) FROM" if count_only else "DELETE FROM"
+        return f"{action} {table} WHERE {column} IN ({self.marks(count)})"
 
     def erase_answers(self, answers: str, cleared: Sequence[str], count: int) -> str:
         """Make tombstones of the answers rows of ``count`` hashes (bound after the erasure's time), the

@@ -81,6 +81,12 @@ class SourceReading(Spelling):
         Example: ``SELECT query_hash, state FROM namelookup_answers WHERE 1 = 0``."""
         return f"SELECT {columns} FROM {table} WHERE 1 = 0"
 
+    def select_rows(self, relation: str, *, count: bool = False) -> str:
+        """Every row of ``relation`` (a table, or a derived table with its alias), or (``count``) their number.
+
+        Example: ``SELECT * FROM "customers"``; ``SELECT COUNT(*) FROM (SELECT ...) s``."""
+        return f"SELECT {'COUNT(*)' if count else '*'} FROM {relation}"
+
     def before_distinct_pass(self) -> list[str]:
         """Statements run in the distinct pass's transaction before it (memory for its join); none by default.
 

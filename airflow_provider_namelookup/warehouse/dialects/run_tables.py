@@ -56,6 +56,23 @@ class RunTables(Spelling):
         columns = [*raw, *(f"{self.cast_null(c)} AS {c.name}" for c in typed)]
         return [self.create_temp_as(table, f"SELECT {', '.join(columns)} FROM {names.relation} s WHERE 1 = 0")]
 
+    def create_value_map(self, table: str, names: Names, typed: Sequence[Column]) -> list[str]:
+        """Create the run's raw-value map: the source's raw values (typed as its columns), the lowest key
+        holding each (``first_key``) and the ``typed`` columns; built on :meth:`create_temp_like_source`.
+
+        Example: ``CREATE TEMPORARY TABLE "m" AS SELECT s."name" AS raw_name, s."id" AS first_key,
+        CAST(NULL AS VARCHAR(64)) AS query_hash, ... FROM (...) s WHERE 1 = 0``."""
+        raw = [f"{names.name} AS raw_name", *([f"{names.last_name} AS raw_last_name"] if names.last_name else []),
+               *([f"{names.country} AS raw_country"] if names.country else []),
+               f"{self.nullable_like(names.key)} AS first_key"]
+        return self.create_temp_like_source(table, names, raw, typed)
+
+    def chunk_hashes(self, map_table: str) -> str:
+        """The distinct valid hashes of one chunk of the run's map (bound: the chunk): what a claim takes.
+
+        Example: ``SELECT DISTINCT query_hash FROM "m" WHERE error IS NULL AND chunk = ?``."""
+        return f"SELECT DISTINCT query_hash FROM {map_table} WHERE error IS NULL AND chunk = {self.placeholder}"
+
     def drop_table(self, table: str) -> str:
         """Drop a table of the run if it is there. Example: ``DROP TABLE IF EXISTS "t"``."""
         return f"DROP TABLE IF EXISTS {table}"
