@@ -625,9 +625,9 @@ taken and dropped (2)."""
 def first_run_budget(house: ComplianceWarehouse) -> int:
     """:data:`FIRST_RUN_STATEMENTS`, and :data:`WRITER_LEASE_STATEMENTS` where ``house``'s claims and fills need
     the leases."""
-    from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol
+    from airflow_provider_namelookup.warehouse.dialects.engine_traits import ClaimProtocol
 
-    single_writer = house.dialect.claim_protocol is ClaimProtocol.SINGLE_WRITER
+    single_writer = house.dialect.engine.claim_protocol is ClaimProtocol.SINGLE_WRITER
     return FIRST_RUN_STATEMENTS + (WRITER_LEASE_STATEMENTS if single_writer else 0)
 
 

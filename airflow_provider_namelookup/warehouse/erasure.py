@@ -40,7 +40,7 @@ from typing import Any
 from airflow_provider_namelookup.contract import NAME_KINDS
 from airflow_provider_namelookup.personal.pseudonym import pseudonym
 from airflow_provider_namelookup.validation import normalise_text
-from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol
+from airflow_provider_namelookup.warehouse.dialects.engine_traits import ClaimProtocol
 from airflow_provider_namelookup.warehouse.dialects.erasure import STATE_ERASED, TOMBSTONE_SECONDS
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.schema import ANSWER_RESULTS, SOURCE_LAST_NAME, SOURCE_NAME
@@ -282,7 +282,7 @@ def _tombstone(session: WarehouseSession, answers: str, hashes: Sequence[str], *
     """Make tombstones of the answers of ``hashes`` (a new row for a hash without one, which a run may be
     about to claim); how many answers or claims were erased. Where claims take the answers table's writer
     lease (``SINGLE_WRITER``: no key refuses a second row), so do the tombstones."""
-    single_writer = session.dialect.claim_protocol is ClaimProtocol.SINGLE_WRITER
+    single_writer = session.dialect.engine.claim_protocol is ClaimProtocol.SINGLE_WRITER
     with WriterLease(session, table, owner=f"erasure-{uuid.uuid4().hex}", seconds=60) if single_writer \
             else contextlib.nullcontext():
         return sum(_tombstone_part(session, answers, part)
@@ -293,7 +293,7 @@ def _tombstone_part(session: WarehouseSession, answers: str, part: list[str]) ->
     d = session.dialect
     for _ in range(3):
         now = time.time()
-        counted = None if d.counts_rows else len(session.fetchall(
+        counted = None if d.engine.counts_rows else len(session.fetchall(
             f"{d.existing_hashes(answers, len(part))} AND state <> '{STATE_ERASED}'", part, commit=False))
         changed = session.execute(d.erase_answers(answers, [c.name for c in ANSWER_RESULTS], len(part)), [now, *part])
         erased = max(changed, 0) if counted is None else counted
@@ -314,7 +314,7 @@ def _delete(session: WarehouseSession, target: str, key: str, keys: Iterable[Any
     d = session.dialect
     deleted = 0
     for part in _parts(list(keys), d.tuning.max_in_list):
-        counted = None if d.counts_rows else int(session.fetchall(
+        counted = None if d.engine.counts_rows else int(session.fetchall(
             f"SELECT COUNT(*) FROM {target} WHERE {key} IN ({d.marks(len(part))})", part, commit=False)[0][0])
         removed = session.execute(d.delete_where_in(target, key, len(part)), part)
         deleted += max(removed, 0) if counted is None else counted

@@ -42,7 +42,7 @@ from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.ports import RunOutcome
 from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, connection_of, warehouse_says
 from airflow_provider_namelookup.warehouse.dialects import Names
-from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol
+from airflow_provider_namelookup.warehouse.dialects.engine_traits import ClaimProtocol
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.schema import (
     BOOKKEEPING,
@@ -224,7 +224,7 @@ class TargetTable:
             return
         if not create:
             return
-        if self.dialect.creates_target_at_fill:
+        if self.dialect.engine.creates_target_at_fill:
             self.create_at_fill = True
             return
         try:
@@ -339,7 +339,7 @@ class TargetTable:
                                key_sample=self.first_row.key, results=self._resolved_results)
         if self.create_at_fill:
             await self.session.run_retrying(self._one_writer, self._fill_by_creating)
-        elif self.created and self.dialect.enforces_keys:
+        elif self.created and self.dialect.engine.enforces_keys:
             await self.session.run_retrying(self._one_writer, self._fill_new)
         else:
             await self.session.run_retrying(self._one_writer, self._fill_existing)
@@ -352,7 +352,7 @@ class TargetTable:
         """Run ``fill``; on an engine without row-level transactions (``SINGLE_WRITER``), holding the
         target's writer lease, so that two runs' upserts (a delete, then an insert) and price fix-ups
         cannot interleave into a row written twice or a price carried by two rows."""
-        single = self.dialect.claim_protocol is ClaimProtocol.SINGLE_WRITER
+        single = self.dialect.engine.claim_protocol is ClaimProtocol.SINGLE_WRITER
         with WriterLease(self.session, self.name, owner=f"fill-{uuid.uuid4().hex}", seconds=FILL_LEASE_SECONDS) \
                 if single else contextlib.nullcontext():
             fill()
