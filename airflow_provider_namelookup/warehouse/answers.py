@@ -217,7 +217,7 @@ class AnswersTable:
     def _expire(self, before: float) -> int:
         """Delete the answers stored before ``before`` and the tombstones older than a day; how many."""
         d = self.session.dialect
-        deleted = self.session.execute(d.delete_answers_before(self.quoted),
+        deleted = self.session.execute(d.erasure.delete_answers_before(self.quoted),
                                        [before, time.time() - TOMBSTONE_SECONDS])
         self.session.commit()
         return max(deleted, 0)

@@ -363,9 +363,9 @@ class TargetTable:
         a run during which nothing was erased, nearly every run, has nothing to delete. Asked after the
         fill's commit, the answer holds for the rows written (an erasure that comes later deletes them)."""
         d = self.dialect
-        if not int(self.session.fetchall(d.count_erased_since(self.answers), [since])[0][0] or 0):
+        if not int(self.session.fetchall(d.erasure.count_erased_since(self.answers), [since])[0][0] or 0):
             return
-        self.session.execute(d.delete_erased_rows(self.quoted, self.answers, d.literal(self.stamp)), [since])
+        self.session.execute(d.erasure.delete_erased_rows(self.quoted, self.answers, d.literal(self.stamp)), [since])
         self.session.commit()
 
     @property

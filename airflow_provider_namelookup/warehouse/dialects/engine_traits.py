@@ -25,7 +25,7 @@ from typing import Any
 
 from airflow_provider_namelookup.warehouse.dialects.traits import BulkLoad
 
-__all__ = ["RETIRED_TRAITS", "ClaimProtocol", "EngineTraits"]
+__all__ = ["ClaimProtocol", "EngineTraits"]
 
 
 class ClaimProtocol(enum.Enum):
@@ -132,19 +132,3 @@ class EngineTraits:
         (``engine = CloudTableDialect.engine.changed(naive_timestamps=True)``)."""
         return dataclasses.replace(self, **traits)
 
-
-RETIRED_TRAITS: dict[str, str] = {
-    **{field.name: f"engine = EngineTraits({field.name}=...)" for field in dataclasses.fields(EngineTraits)},
-    "where_functions": "where = WhereSpelling(functions=...)",
-    "where_readings": "where = WhereSpelling(readings=...)",
-    "where_string_forms": "where = WhereSpelling(string_forms=...)",
-    "percent_escaped": "_percent_escaped",
-    "insert_claim": "_insert_claim",
-    "insert_claim_params": "_insert_claim_params",
-    "merge_claim": "_merge_claim",
-    "target_columns": "_target_columns",
-    "column_type": "_column_type",
-}
-"""Names a dialect class wrote before they were grouped or became building blocks, and their
-spelling now: a dialect that still writes one fails when it is defined, naming the new spelling,
-rather than having its choice ignored."""

@@ -95,9 +95,13 @@ def test_a_dialect_writing_a_retired_name_fails_naming_the_new_spelling() -> Non
         class Old(WarehouseDialect, name="old", credit_promise=PROMISE):
             enforces_keys = False
             where_readings = ()
-    with pytest.raises(IncompleteDialect, match=r"insert_claim \(now _insert_claim\)"):
+    with pytest.raises(IncompleteDialect, match=r"insert_claim \(now _insert_claim\); delete_where_in \(now "
+                                                r"erasure.delete_where_in: a subclass of ErasureStatements"):
         class OldHelper(WarehouseDialect, abstract=True):
             def insert_claim(self, answers: str, chosen: str, *, alias: str = "") -> str:
+                return ""
+
+            def delete_where_in(self, table: str, column: str, count: int) -> str:
                 return ""
 
 
