@@ -38,7 +38,7 @@ def sql_hook(conn_id: str, hook_params: dict[str, Any] | None = None) -> Any | N
     except Exception:  # common-sql's get_db_hook says what is wrong with the connection
         return None
     warehouse = warehouse_of(conn_type)
-    if warehouse is None or (named := warehouse.dialect_class().sql_hook) is None:
+    if warehouse is None or (named := warehouse.dialect_class().engine.sql_hook) is None:
         return None
     module, name, id_param = named
     hook_class = getattr(importlib.import_module(module), name)

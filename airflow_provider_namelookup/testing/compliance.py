@@ -393,7 +393,8 @@ ERASABLE = [
 """Two people erased by key (1, 2), one by value (Giulia, asked with two hints: 4, 6), and the rest."""
 
 
-@rests_on("rows_of_keys", "rows_with_values", "echoed_names", "delete_where_in", "erase_answers", "insert_tombstone")
+@rests_on("erasure.rows_of_keys", "erasure.rows_with_values", "erasure.echoed_names", "erasure.delete_where_in",
+          "erasure.erase_answers", "erasure.insert_tombstone")
 def test_erasure_removes_the_people_and_nothing_else(compliance_warehouse: ComplianceWarehouse,
                                                      compliance_account: ComplianceAccount) -> None:
     """Erasing two people by key and one by value (whatever hints their queries carried) removes their
@@ -427,7 +428,7 @@ def test_erasure_removes_the_people_and_nothing_else(compliance_warehouse: Compl
     assert _claims_left(house) == 0
 
 
-@rests_on("insert_tombstone", "erase_answers", "delete_erased_rows", "claim", "store_answers")
+@rests_on("erasure.insert_tombstone", "erasure.erase_answers", "erasure.delete_erased_rows", "claim", "store_answers")
 def test_erasure_beside_a_run_in_flight_holds(compliance_warehouse: ComplianceWarehouse,
                                               compliance_account: ComplianceAccount) -> None:
     """A run that holds a claim (its request in flight: it refreshes stale answers under ``max_age``) when
@@ -466,7 +467,7 @@ def test_erasure_beside_a_run_in_flight_holds(compliance_warehouse: ComplianceWa
     assert sorted(_target(house, f"{table}_gender")) == [1, 2, 3]
 
 
-@rests_on("delete_answers_before", "timestamp")
+@rests_on("erasure.delete_answers_before", "timestamp")
 def test_retention_deletes_old_answers_only(compliance_warehouse: ComplianceWarehouse,
                                             compliance_account: ComplianceAccount) -> None:
     """A run's ``retention`` deletes, when it starts, the answers stored longer ago (whichever run stored
@@ -625,9 +626,9 @@ taken and dropped (2)."""
 def first_run_budget(house: ComplianceWarehouse) -> int:
     """:data:`FIRST_RUN_STATEMENTS`, and :data:`WRITER_LEASE_STATEMENTS` where ``house``'s claims and fills need
     the leases."""
-    from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol
+    from airflow_provider_namelookup.warehouse.dialects.engine_traits import ClaimProtocol
 
-    single_writer = house.dialect.claim_protocol is ClaimProtocol.SINGLE_WRITER
+    single_writer = house.dialect.engine.claim_protocol is ClaimProtocol.SINGLE_WRITER
     return FIRST_RUN_STATEMENTS + (WRITER_LEASE_STATEMENTS if single_writer else 0)
 
 

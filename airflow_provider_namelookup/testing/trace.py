@@ -28,6 +28,10 @@ from airflow_provider_namelookup.warehouse.session import WarehouseSession
 
 __all__ = ["OUTSIDE", "DialectTrace", "TracedSession", "written_by"]
 
+GROUPS = ("erasure",)
+"""The dialect's attributes that are objects of statements of one job (:class:`~.dialects.erasure.ErasureStatements`):
+their methods are recorded as ``group.method``."""
+
 OUTSIDE = "(no dialect method: written by the engine)"
 """What :attr:`DialectTrace.sent` counts a statement under when no dialect method built it whole."""
 
@@ -47,6 +51,12 @@ class DialectTrace:
         self.dialect = copy.copy(dialect)
         for name in _methods(type(dialect)):
             self.dialect.__dict__[name] = self._recording(name, getattr(self.dialect, name))
+        for group in GROUPS:  # the copy's own group of statements, spelled by the copy, recording too
+            statements = copy.copy(getattr(dialect, group))
+            statements.dialect = self.dialect
+            for name in _methods(type(statements)):
+                statements.__dict__[name] = self._recording(f"{group}.{name}", getattr(statements, name))
+            self.dialect.__dict__[group] = statements
 
     def _recording(self, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(method)
@@ -72,16 +82,22 @@ class DialectTrace:
 
 
 def written_by(cls: type[WarehouseDialect], method: str) -> str:
-    """``method`` named with the class that writes it for ``cls``: the dialect's own, or what it inherits.
+    """``method`` (``erasure.delete_where_in`` for one of a group's) named with the class that writes
+    it for ``cls``: the dialect's own, or what it inherits.
 
     >>> from airflow_provider_namelookup.warehouse.dialects.sqlite import SqliteDialect
     >>> written_by(SqliteDialect, "claim")
     'SqliteDialect.claim (inherited from OnConflictDialect)'
     >>> written_by(SqliteDialect, "on_connect")
     'SqliteDialect.on_connect'
+    >>> written_by(SqliteDialect, "erasure.delete_where_in")
+    'SqliteDialect.erasure.delete_where_in (inherited from ErasureStatements)'
     """
-    owner = next(klass for klass in cls.__mro__ if method in vars(klass))
-    where = "" if owner is cls else f" (inherited from {owner.__qualname__})"
+    group, _, name = method.rpartition(".")
+    holder = type(getattr(cls(None), group)) if group else cls  # a group is built from the dialect, not its hook
+    owner = next(klass for klass in holder.__mro__ if name in vars(klass))
+    shared = type(getattr(WarehouseDialect(None), group)) if group else None
+    where = "" if owner is holder and holder is not shared else f" (inherited from {owner.__qualname__})"
     return f"{cls.__qualname__}.{method}{where}"
 
 

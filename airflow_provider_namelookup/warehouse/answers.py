@@ -51,7 +51,8 @@ from typing import Any
 
 from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.engine.ports import ClaimOutcome, Question, Result
-from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol, claims_index_name
+from airflow_provider_namelookup.warehouse.dialects.claims import claims_index_name
+from airflow_provider_namelookup.warehouse.dialects.engine_traits import ClaimProtocol
 from airflow_provider_namelookup.warehouse.dialects.erasure import STATE_ERASED, TOMBSTONE_SECONDS
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.incoming import IncomingAnswers
@@ -194,7 +195,7 @@ class AnswersTable:
     def _expire(self, before: float) -> int:
         """Delete the answers stored before ``before`` and the tombstones older than a day; how many."""
         d = self.session.dialect
-        deleted = self.session.execute(d.delete_answers_before(self.quoted),
+        deleted = self.session.execute(d.erasure.delete_answers_before(self.quoted),
                                        [before, time.time() - TOMBSTONE_SECONDS])
         self.session.commit()
         return max(deleted, 0)
@@ -299,7 +300,7 @@ class AnswersTable:
         else a read of their states. Under the ``SINGLE_WRITER`` claim protocol, the run holds the
         table's writer lease (:mod:`.writer_lease`) and takes over what is reclaimable first."""
         self.session.require_temporaries()
-        if self.session.dialect.claim_protocol is ClaimProtocol.SINGLE_WRITER:
+        if self.session.dialect.engine.claim_protocol is ClaimProtocol.SINGLE_WRITER:
             with WriterLease(self.session, self.name, owner=self.owner, seconds=self.lease_seconds):
                 return self._claim_rows(chunk, wanted, take_over_first=True)
         return self._claim_rows(chunk, wanted)
@@ -316,8 +317,8 @@ class AnswersTable:
         statement = d.claim(self.quoted, chosen, reclaimable=d.reclaimable(stale=stale))
         params = d.claim_params([chunk], reclaim_params, owner=self.owner, lease=now + self.lease_seconds,
                                 lookup=self.lookup.value)
-        if d.claim_returning:
-            won = {r[0] for r in self.session.fetchall(f"{statement} RETURNING {d.claim_returning}", params,
+        if d.engine.claim_returning:
+            won = {r[0] for r in self.session.fetchall(f"{statement} RETURNING {d.engine.claim_returning}", params,
                                                        commit=False)}
             self.session.commit()
             if won.issuperset(wanted):  # nobody else held or answered any of them: nothing to read back
@@ -325,7 +326,7 @@ class AnswersTable:
         else:
             claimed = self.session.execute(statement, params)
             self.session.commit()
-            if d.claim_counts_rows and claimed == self._chunk_sizes[chunk]:  # every hash of the chunk is ours
+            if d.engine.claim_counts_rows and claimed == self._chunk_sizes[chunk]:  # every hash of the chunk is ours
                 return ClaimOutcome(mine=list(wanted))
         outcome = ClaimOutcome()
         for h, state, claimed_by in self.session.fetchall(d.claimed_states(self.quoted, chosen), [chunk]):

@@ -95,7 +95,7 @@ class Catalog:
         schema = table.rpartition(".")[0] or None
         sql = self.dialect.table_names(schema)
         try:
-            column = self.dialect.listed_name_column
+            column = self.dialect.engine.listed_name_column
             names = [str(row[column]) for row in self.rows(sql)] if sql else []
         except Exception:
             return []

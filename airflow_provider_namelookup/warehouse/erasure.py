@@ -40,7 +40,7 @@ from typing import Any
 from airflow_provider_namelookup.contract import NAME_KINDS
 from airflow_provider_namelookup.personal.pseudonym import pseudonym
 from airflow_provider_namelookup.validation import normalise_text
-from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol
+from airflow_provider_namelookup.warehouse.dialects.engine_traits import ClaimProtocol
 from airflow_provider_namelookup.warehouse.dialects.erasure import STATE_ERASED, TOMBSTONE_SECONDS
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.schema import ANSWER_RESULTS, SOURCE_LAST_NAME, SOURCE_NAME
@@ -221,9 +221,10 @@ def _delete_before(session: WarehouseSession, answers: str, params: list[float])
     """Delete what :meth:`~.dialects.erasure.ErasureStatements.delete_answers_before` selects; how many
     rows, counted before (a ``DELETE``'s row count is not one on every engine: Spark's says 0). Rows that
     match cannot appear in between: answers and tombstones are written with the time they are written."""
-    d = session.dialect
-    before = int(session.fetchall(d.delete_answers_before(answers, count=True), params, commit=False)[0][0] or 0)
-    session.execute(d.delete_answers_before(answers), params)
+    statements = session.dialect.erasure
+    before = int(session.fetchall(statements.delete_answers_before(answers, count=True), params, commit=False)[0][0]
+                 or 0)
+    session.execute(statements.delete_answers_before(answers), params)
     session.commit()
     return before
 
@@ -244,13 +245,13 @@ def _rows_of(session: WarehouseSession, target: str, request: Erasure) -> tuple[
     keys: set[Any] = set()
     hashes: set[str] = set()
     for part in _parts(list(request.keys), d.tuning.max_in_list):
-        found = session.fetchall(d.rows_of_keys(target, key, len(part)), part)
+        found = session.fetchall(d.erasure.rows_of_keys(target, key, len(part)), part)
         keys |= {r[0] for r in found}
         hashes |= {r[1] for r in found if r[1]}
     if request.values and SOURCE_NAME in present:
         wanted = request.wanted()
         last = SOURCE_LAST_NAME if SOURCE_LAST_NAME in present else None
-        for row_key, name, last_name, query_hash in session.fetchall(d.rows_with_values(target, key, last)):
+        for row_key, name, last_name, query_hash in session.fetchall(d.erasure.rows_with_values(target, key, last)):
             said = {request.normalised(name), request.said(name, last_name)}
             if said & wanted:
                 keys.add(row_key)
@@ -268,7 +269,7 @@ def _answers_by_value(session: WarehouseSession, answers: str, request: Erasure)
         return set()
     wanted = request.wanted()
     found: set[str] = set()
-    for query_hash, first, last in session.fetchall(session.dialect.echoed_names(answers)):
+    for query_hash, first, last in session.fetchall(session.dialect.erasure.echoed_names(answers)):
         if request.name_kind == "first_name":
             said = request.normalised(first) if not last else None
         else:
@@ -282,7 +283,7 @@ def _tombstone(session: WarehouseSession, answers: str, hashes: Sequence[str], *
     """Make tombstones of the answers of ``hashes`` (a new row for a hash without one, which a run may be
     about to claim); how many answers or claims were erased. Where claims take the answers table's writer
     lease (``SINGLE_WRITER``: no key refuses a second row), so do the tombstones."""
-    single_writer = session.dialect.claim_protocol is ClaimProtocol.SINGLE_WRITER
+    single_writer = session.dialect.engine.claim_protocol is ClaimProtocol.SINGLE_WRITER
     with WriterLease(session, table, owner=f"erasure-{uuid.uuid4().hex}", seconds=60) if single_writer \
             else contextlib.nullcontext():
         return sum(_tombstone_part(session, answers, part)
@@ -293,14 +294,15 @@ def _tombstone_part(session: WarehouseSession, answers: str, part: list[str]) ->
     d = session.dialect
     for _ in range(3):
         now = time.time()
-        counted = None if d.counts_rows else len(session.fetchall(
-            f"{d.existing_hashes(answers, len(part))} AND state <> '{STATE_ERASED}'", part, commit=False))
-        changed = session.execute(d.erase_answers(answers, [c.name for c in ANSWER_RESULTS], len(part)), [now, *part])
+        counted = None if d.engine.counts_rows else len(session.fetchall(
+            f"{d.erasure.existing_hashes(answers, len(part))} AND state <> '{STATE_ERASED}'", part, commit=False))
+        changed = session.execute(d.erasure.erase_answers(answers, [c.name for c in ANSWER_RESULTS], len(part)),
+                                  [now, *part])
         erased = max(changed, 0) if counted is None else counted
-        there = {r[0] for r in session.fetchall(d.existing_hashes(answers, len(part)), part, commit=False)}
+        there = {r[0] for r in session.fetchall(d.erasure.existing_hashes(answers, len(part)), part, commit=False)}
         try:
             if missing := [(h, now) for h in part if h not in there]:
-                session.executemany(d.insert_tombstone(answers), missing)
+                session.executemany(d.erasure.insert_tombstone(answers), missing)
             session.commit()
             return erased
         except Exception as err:  # a run claimed one of them meanwhile: erase the part again
@@ -314,9 +316,9 @@ def _delete(session: WarehouseSession, target: str, key: str, keys: Iterable[Any
     d = session.dialect
     deleted = 0
     for part in _parts(list(keys), d.tuning.max_in_list):
-        counted = None if d.counts_rows else int(session.fetchall(
-            d.delete_where_in(target, key, len(part), count_only=True), part, commit=False)[0][0])
-        removed = session.execute(d.delete_where_in(target, key, len(part)), part)
+        counted = None if d.engine.counts_rows else int(session.fetchall(
+            d.erasure.delete_where_in(target, key, len(part), count_only=True), part, commit=False)[0][0])
+        removed = session.execute(d.erasure.delete_where_in(target, key, len(part)), part)
         deleted += max(removed, 0) if counted is None else counted
     session.commit()
     return deleted

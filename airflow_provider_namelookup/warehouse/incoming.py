@@ -46,7 +46,7 @@ class IncomingAnswers:
         self.name = name
         self.made = False
         self.stores = 0
-        if session.dialect.temporary_tables_are_private:
+        if session.dialect.engine.temporary_tables_are_private:
             session.on_lost(self._forget)
 
     def _forget(self) -> None:
@@ -69,7 +69,7 @@ class IncomingAnswers:
             session.load(self.name, [*columns, "store_no"], [(*row, number) for row in rows])
         update = d.store_answers(self.answers, self.name, number, result_columns, owner=owner, stamp=stamp,
                                  credits=credits, paid_for=paid_for, source=source)
-        if d.update_returning:
+        if d.engine.update_returning:
             return {r[0] for r in session.fetchall(update, params, commit=False)}
         if session.execute(update, params) == len(rows):
             return {row[0] for row in rows}
@@ -88,4 +88,4 @@ class IncomingAnswers:
     def drop_statements(self) -> list[str]:
         """What drops the table at the end of the run (nothing where it is private to the connection)."""
         d = self.session.dialect
-        return [d.drop_table(self.name)] if self.made and not d.temporary_tables_are_private else []
+        return [d.drop_table(self.name)] if self.made and not d.engine.temporary_tables_are_private else []

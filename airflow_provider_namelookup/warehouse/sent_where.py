@@ -14,7 +14,7 @@ tree sqlglot read from the author's text. The warehouse is sent that tree writte
 
 Then the text itself is judged: it is read again as sqlglot reads the engine by default and as it
 reads it under each of the dialect's
-:attr:`~airflow_provider_namelookup.warehouse.dialects.spelling.Spelling.where_readings`
+:attr:`~airflow_provider_namelookup.warehouse.dialects.where_spelling.WhereSpelling.readings`
 (PostgreSQL with ``standard_conforming_strings = off``; MySQL with ``NO_BACKSLASH_ESCAPES``,
 ``ANSI_QUOTES``, ``PIPES_AS_CONCAT``; ...), and each reading must be one expression, with no
 comment and no ``;``, that writes back to the very same text. A text that some setting would
@@ -70,7 +70,7 @@ def sent_text(tree: exp.Expr, dialect: WarehouseDialect | type[WarehouseDialect]
     if not _reads_alike(text, default, kind):
         raise SentDiffers("sqlglot does not read the text it would send as it was checked (write the filter more "
                           "plainly, or put it in sql=)")
-    for reading in kind.where_readings:
+    for reading in kind.where.readings:
         if reading.may_change(text) and not _reads_alike(text, reading.read, kind):
             raise SentDiffers(f"with {reading.setting}, {kind.name} would read the text it sends otherwise than it "
                               "was checked")

@@ -225,12 +225,12 @@ class WarehouseSession:
         try:
             for statement in d.before_distinct_pass():
                 self.execute(statement)
-            if d.materializes_reads:
+            if d.engine.materializes_reads:
                 table = d.temp_name(f"namelookup_read_{uuid.uuid4().hex[:12]}")
                 self.execute(d.create_temp_as(table, sql))
                 sql = d.select_rows(table)
-            cursor = self.conn.cursor(name="namelookup_stream") if d.server_side_cursor else self.cursor()
-            if d.server_side_cursor:
+            cursor = self.conn.cursor(name="namelookup_stream") if d.engine.server_side_cursor else self.cursor()
+            if d.engine.server_side_cursor:
                 cursor.itersize = size
             try:
                 self.count()
@@ -252,7 +252,7 @@ class WarehouseSession:
         if not rows:
             return
         d = self.dialect
-        match d.bulk_load:
+        match d.engine.bulk_load:
             case BulkLoad.EXECUTEMANY:
                 self.executemany(d.insert_values(table, columns), rows)
             case BulkLoad.COPY:

@@ -169,7 +169,7 @@ class TableQuestions:
         self.page_size = page_size
         self.stale_rows_before = stale_rows_before
         self.label = source.label
-        self.reads_while_writing = session.dialect.reads_while_writing
+        self.reads_while_writing = session.dialect.engine.reads_while_writing
         self.asks_while_reading = session.dialect.tuning.asks_while_reading
         self.total_rows = 0
         self.distinct_bound: int | None = None

@@ -42,7 +42,7 @@ from airflow_provider_namelookup.engine.plan import QueryRules
 from airflow_provider_namelookup.engine.ports import RunOutcome
 from airflow_provider_namelookup.warehouse.diagnosis import WarehouseInputError, connection_of, warehouse_says
 from airflow_provider_namelookup.warehouse.dialects import Names
-from airflow_provider_namelookup.warehouse.dialects.claims import ClaimProtocol
+from airflow_provider_namelookup.warehouse.dialects.engine_traits import ClaimProtocol
 from airflow_provider_namelookup.warehouse.dialects.fill import PriceFixUps
 from airflow_provider_namelookup.warehouse.identifiers import check_identifier
 from airflow_provider_namelookup.warehouse.schema import (
@@ -222,7 +222,7 @@ class TargetTable:
             return
         if not create:
             return
-        if self.dialect.creates_target_at_fill:
+        if self.dialect.engine.creates_target_at_fill:
             self.create_at_fill = True
             return
         try:
@@ -317,7 +317,7 @@ class TargetTable:
                                key_sample=self.first_row.key, results=self._resolved_results)
         if self.create_at_fill:
             await self.session.run_retrying(self._one_writer, self._fill_by_creating)
-        elif self.created and self.dialect.enforces_keys:
+        elif self.created and self.dialect.engine.enforces_keys:
             await self.session.run_retrying(self._one_writer, self._fill_new)
         else:
             await self.session.run_retrying(self._one_writer, self._fill_existing)
@@ -330,7 +330,7 @@ class TargetTable:
         """Run ``fill``; on an engine without row-level transactions (``SINGLE_WRITER``), holding the
         target's writer lease, so that two runs' upserts (a delete, then an insert) and price fix-ups
         cannot interleave into a row written twice or a price carried by two rows."""
-        single = self.dialect.claim_protocol is ClaimProtocol.SINGLE_WRITER
+        single = self.dialect.engine.claim_protocol is ClaimProtocol.SINGLE_WRITER
         with WriterLease(self.session, self.name, owner=f"fill-{uuid.uuid4().hex}", seconds=FILL_LEASE_SECONDS) \
                 if single else contextlib.nullcontext():
             fill()
@@ -341,9 +341,9 @@ class TargetTable:
         a run during which nothing was erased, nearly every run, has nothing to delete. Asked after the
         fill's commit, the answer holds for the rows written (an erasure that comes later deletes them)."""
         d = self.dialect
-        if not int(self.session.fetchall(d.count_erased_since(self.answers), [since])[0][0] or 0):
+        if not int(self.session.fetchall(d.erasure.count_erased_since(self.answers), [since])[0][0] or 0):
             return
-        self.session.execute(d.delete_erased_rows(self.quoted, self.answers, d.literal(self.stamp)), [since])
+        self.session.execute(d.erasure.delete_erased_rows(self.quoted, self.answers, d.literal(self.stamp)), [since])
         self.session.commit()
 
     @property

@@ -157,7 +157,7 @@ class ValueMap:
     def row_shapes(self) -> list[bool | None]:
         """The join shapes the fill needs: ``[False]``, plus ``True`` when some name is NULL
         (``[None]``, one shape, where the engine joins on null-safe equality through its index)."""
-        if self.has_null_name and self.session.dialect.indexes_null_safe_equality:
+        if self.has_null_name and self.session.dialect.engine.indexes_null_safe_equality:
             return [None]
         return [False, True] if self.has_null_name else [False]
 
@@ -166,7 +166,7 @@ class ValueMap:
         (another table's drop statements)."""
         d = self.session.dialect
         statements = d.drop_stage(self.resolved) if self.staged else []
-        if not d.temporary_tables_are_private:
+        if not d.engine.temporary_tables_are_private:
             statements += [d.drop_table(table) for table in dict.fromkeys(self.made)]
         statements += also
         self.made, self.staged = [], False

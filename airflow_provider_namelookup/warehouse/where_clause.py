@@ -10,7 +10,7 @@ templating: the operators check it at run time) and lets through only a conditio
   (with ``ESCAPE``), ``IN (...)`` of values, ``BETWEEN``, ``IS [NOT] NULL``,
   ``IS [NOT] DISTINCT FROM``, ``CASE``;
 - the pure scalar functions of the dialect's
-  :attr:`~.dialects.base.WarehouseDialect.where_functions`: ``lower``, ``upper``, ``trim``,
+  :attr:`~.dialects.where_spelling.WhereSpelling.functions`: ``lower``, ``upper``, ``trim``,
   ``length``, ``coalesce``, ``nullif``, ``substring``, ``abs``, date parts, casts to plain types
   and ``current_date`` (:mod:`.dialects.where_functions`), less what an engine lacks (SQLite's
   ``extract``) and plus what it adds (SQLite's and DuckDB's ``strftime``), each in the
@@ -223,7 +223,7 @@ def _nesting(tokens: Sequence[Any]) -> int:
 
 def _check_tree(text: str, root: exp.Condition, dialect: WarehouseDialect | type[WarehouseDialect]) -> None:
     read = sqlglot_dialect(dialect)
-    functions = dialect.where_functions
+    functions = dialect.where.functions
     allowed = {kind for kinds in functions.values() for kind in kinds}
     if root.find(exp.Query, exp.Subquery) is not None:
         raise _condition(text, "no subquery: a filter reads only the source's own columns (a join belongs in sql=)")
@@ -238,7 +238,7 @@ def _check_tree(text: str, root: exp.Condition, dialect: WarehouseDialect | type
                                    f"booleans), not {node.sql()}")
         if isinstance(node, exp.Var) and isinstance(node.parent, _UNIT_HOLDERS):
             continue  # a date part or interval unit (YEAR, DAY)
-        if isinstance(node, dialect.where_string_forms) and node.find(exp.Column) is None:
+        if isinstance(node, dialect.where.string_forms) and node.find(exp.Column) is None:
             continue  # a string as the dialect writes it (SQL Server's N'...')
         if isinstance(node, _OTHER_STRINGS):
             raise _condition(text, f"write a string as '...', a quote in it doubled (not {node.sql(read)}): the "

@@ -1,6 +1,6 @@
 """An answers table's writer lease: one run at a time claims there, on an engine without row claims.
 
-Where a dialect's :attr:`~.dialects.claims.AnswersStatements.claim_protocol` is
+Where a dialect's :attr:`~.dialects.engine_traits.EngineTraits.claim_protocol` is
 ``SINGLE_WRITER`` (ClickHouse: no row-level transactions, no key that refuses a second row), a
 run claims only while it holds the answers table's writer lease, a small table of its own
 (``<answers>_writer``) whose creation only one of two runs wins. The holder takes over what is

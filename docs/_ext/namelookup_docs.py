@@ -370,7 +370,7 @@ class WhereFunctions(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         from airflow_provider_namelookup.warehouse.dialects import all_dialects
 
-        rows = [(dialect.name, ", ".join(dialect.where_functions)) for dialect in all_dialects()]
+        rows = [(dialect.name, ", ".join(dialect.where.functions)) for dialect in all_dialects()]
         table = nodes.table(classes=["where-functions"])
         group = nodes.tgroup(cols=2)
         table += group

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, EngineTraits, WarehouseDialect
 
 H2_JAR = Path("/usr/share/java/h2.jar")
 """Debian's libh2-java (``make h2`` installs it)."""
@@ -39,7 +39,7 @@ class H2Dialect(WarehouseDialect, name="h2", sqlglot_name="postgres",
                                 "and is run again, finding the query held")):
     """The spellings of H2: what differs from the base is in this module's docstring."""
 
-    naive_timestamps = True
+    engine = EngineTraits(naive_timestamps=True)
     errors = DriverErrors(lock_conflict_words=("unique index or primary key violation", "deadlock",
                                                "timeout trying to lock", "concurrent update"))
 

@@ -122,7 +122,7 @@ def test_claims_are_made_a_chunk_at_a_time_in_one_statement_or_two(runs: Any) ->
     run, other = runs("a", chunk=2), runs("b", chunk=2)
     claims = run.answers.plan_claims(run.hashes)
     assert [len(c.hashes) for c in claims] == [2, 2, 1]
-    returning = run.session.dialect.claim_returning is not None or run.session.dialect.claim_counts_rows
+    returning = run.session.dialect.engine.claim_returning is not None or run.session.dialect.engine.claim_counts_rows
     before = run.session.statements
     assert sorted(run.do(run.answers.claim(claims[0])).mine) == sorted(claims[0].hashes)
     assert run.session.statements - before == (1 if returning else 2)

@@ -82,5 +82,5 @@ def test_a_store_after_a_lost_connection_writes_its_answers_on_a_new_one(dialect
         session.shutdown()
     creates = [sql for sql in hook.log if "namelookup_incoming_run1" in sql and sql.startswith("CREATE")]
     # a private temporary table died with its connection and is made again; a real staging table is not
-    assert len(creates) == (2 if dialect.temporary_tables_are_private else 1)
+    assert len(creates) == (2 if dialect.engine.temporary_tables_are_private else 1)
     assert len(hook.connections) == 2

@@ -14,7 +14,7 @@ What differs from the base:
   hashes nobody holds (``INSERT ... SELECT ... WHERE query_hash NOT IN``); a fill holds its target's
   writer lease the same way (the engine's doing, for every ``SINGLE_WRITER`` dialect);
 - every table is a ``MergeTree`` ordered by its key, with the block-number columns that lightweight
-  ``UPDATE`` needs; no ``PRIMARY KEY`` refuses duplicates (``enforces_keys = False``), no indexes;
+  ``UPDATE`` needs; no ``PRIMARY KEY`` refuses duplicates (``EngineTraits(enforces_keys=False)``), no indexes;
 - columns are ``Nullable(...)``, as ClickHouse's are not by default; the key of an answers or
   target table is not (a sorting key may not be);
 - no ``UPDATE ... FROM`` and no correlated subquery in an ``UPDATE``: :meth:`update_from` reads each
@@ -38,12 +38,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
 
-from airflow_provider_namelookup.warehouse.dialects.base import ClaimProtocol, LeaseStatements, Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.base import (
+    ClaimProtocol,
+    EngineTraits,
+    LeaseStatements,
+    Names,
+    WarehouseDialect,
+)
 from airflow_provider_namelookup.warehouse.dialects.claims import CLAIM_COLUMNS
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.schema import Column
@@ -59,10 +65,8 @@ class ClickHouseDialect(WarehouseDialect, name="clickhouse",
 
     types = column_types(text="Nullable(String)", longtext="Nullable(String)", float="Nullable(Float64)",
                          int="Nullable(Int32)", bigint="Nullable(Int64)", timestamp="Nullable(DateTime64(6, 'UTC'))")
-    claim_protocol: ClassVar[ClaimProtocol] = ClaimProtocol.SINGLE_WRITER
-    enforces_keys: ClassVar[bool] = False
-    unchanged_by_outer_join: ClassVar[bool] = True
-    counts_rows: ClassVar[bool] = False
+    engine = EngineTraits(claim_protocol=ClaimProtocol.SINGLE_WRITER, enforces_keys=False, unchanged_by_outer_join=True,
+                          counts_rows=False)
 
     def on_connect(self) -> list[str]:
         return ["SET join_use_nulls = 1, lightweight_delete_mode = 'lightweight_update_force'"]
@@ -80,7 +84,7 @@ class ClickHouseDialect(WarehouseDialect, name="clickhouse",
     # Tables ---------------------------------------------------------------------------------------------
     def create_table(self, table: str, key: Column, columns: Sequence[Column]) -> list[str]:
         definitions = [f"{self.quote(key.name)} String",
-                       *(f"{self.quote(c.name)} {self.column_type(c)}" for c in columns)]
+                       *(f"{self.quote(c.name)} {self._column_type(c)}" for c in columns)]
         return [f"CREATE TABLE {table} ({', '.join(definitions)}) ENGINE = MergeTree "
                 f"ORDER BY {self.quote(key.name)} {UPDATABLE}"]
 
@@ -88,7 +92,7 @@ class ClickHouseDialect(WarehouseDialect, name="clickhouse",
         return []
 
     def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
-        select = f"SELECT {self.target_columns(names, typed)} FROM {names.relation} s WHERE 1 = 0"
+        select = f"SELECT {self._target_columns(names, typed)} FROM {names.relation} s WHERE 1 = 0"
         return [f"CREATE TABLE {table} ENGINE = MergeTree ORDER BY {names.key_column} {UPDATABLE}, "
                 f"allow_nullable_key = 1 AS {select}"]
 

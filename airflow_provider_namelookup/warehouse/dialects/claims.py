@@ -16,11 +16,10 @@ Example (the defaults: standard ``MERGE``)::
 
 from __future__ import annotations
 
-import enum
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from airflow_provider_namelookup.warehouse.dialects.erasure import STATE_ERASED
 from airflow_provider_namelookup.warehouse.dialects.run_tables import RunTables
@@ -46,25 +45,6 @@ def claims_index_name(table: str) -> str:
     return f"{flat}_claimed_by_idx"
 
 
-class ClaimProtocol(enum.Enum):
-    """How a dialect's engine lets exactly one of two runs claiming one query win it
-    (:attr:`AnswersStatements.claim_protocol`; what each promises: docs' Warehouses page).
-
-    :attr:`ROW_CLAIMS`: a claim is one statement that the engine makes atomic for each row (a
-    primary key that refuses a second insert, a row or table lock, an optimistic commit that fails
-    the loser): runs claim at the same time, and the loser finds the query held.
-    :attr:`SINGLE_WRITER`: for an engine without row-level transactions or keys that refuse a
-    second row (ClickHouse). One run at a time claims in an answers table, holding the table's
-    writer lease (:meth:`AnswersStatements.writer_lease`) while it takes over what is reclaimable
-    (a plain ``UPDATE``), inserts the hashes nobody holds (:meth:`AnswersStatements.claim`) and
-    reads back what it won. Parallel runs still divide the work and ask at the same time; only
-    their claim statements queue.
-    """
-
-    ROW_CLAIMS = "row claims"
-    SINGLE_WRITER = "single writer"
-
-
 @dataclass(frozen=True)
 class LeaseStatements:
     """The statements of an answers table's writer lease (:attr:`ClaimProtocol.SINGLE_WRITER`);
@@ -86,26 +66,11 @@ class LeaseStatements:
 class AnswersStatements(RunTables):
     """The answers table's statements (see the module docstring); its incoming table is a run table."""
 
-    claimed_row: ClassVar[str] = "a."
-    """How a claim's condition names the answers row it may take over (its alias)."""
-    claim_returning: ClassVar[str | None] = None
-    """How a claim's ``RETURNING`` names the hash of a row it claimed (None: its outcome is read after it)."""
-    claim_counts_rows: ClassVar[bool] = False
-    """Without :attr:`claim_returning`: the claim's row count is the number of rows it claimed
-    (inserted or took over), so a count equal to the chunk's hashes says every one is this run's
-    and nothing is read back."""
-    update_returning: ClassVar[str | None] = None
-    """How ``UPDATE ... RETURNING`` names the hash of a row a store wrote (None: the engine has no
-    ``RETURNING``, the rows written are read back when some were not)."""
-    claim_protocol: ClassVar[ClaimProtocol] = ClaimProtocol.ROW_CLAIMS
-    """How one of two runs claiming a query wins it (:class:`ClaimProtocol`): ``SINGLE_WRITER``
-    needs :meth:`writer_lease`, and its :meth:`claim` inserts only the hashes nobody holds."""
-
     def writer_lease(self, lease: str, *, owner: str, expires: float, holder: tuple[str, float] | None = None
                      ) -> LeaseStatements:
         """The statements of the answers table's writer lease, table ``lease`` (unquoted), for run ``owner``
         until UNIX time ``expires``; ``holder``: the expired ``(owner, expires)`` that :attr:`LeaseStatements.retire`
-        moves away. No default: a dialect whose :attr:`claim_protocol` is ``SINGLE_WRITER`` must write it.
+        moves away. No default: a dialect whose ``engine.claim_protocol`` is ``SINGLE_WRITER`` must write it.
 
         Example (ClickHouse, whose ``CREATE TABLE`` of a name that exists fails)::
 
@@ -119,8 +84,8 @@ class AnswersStatements(RunTables):
         """Create a table keyed by ``key`` (the answers table).
 
         Example: ``CREATE TABLE "namelookup_answers" ("query_hash" VARCHAR(64) NOT NULL PRIMARY KEY, ...)``."""
-        definitions = [f"{self.quote(key.name)} {self.column_type(key)} NOT NULL PRIMARY KEY",
-                       *(f"{self.quote(c.name)} {self.column_type(c)}" for c in columns)]
+        definitions = [f"{self.quote(key.name)} {self._column_type(key)} NOT NULL PRIMARY KEY",
+                       *(f"{self.quote(c.name)} {self._column_type(c)}" for c in columns)]
         return [f"CREATE TABLE {table} ({', '.join(definitions)})"]
 
     def create_index(self, name: str, table: str, columns: Sequence[str]) -> list[str]:
@@ -133,25 +98,25 @@ class AnswersStatements(RunTables):
         """Add a column (to a table an earlier release made).
 
         Example: ``ALTER TABLE "t" ADD "paid_for" VARCHAR(256)``."""
-        return f"ALTER TABLE {table} ADD {self.quote(column.name)} {self.column_type(column)}"
+        return f"ALTER TABLE {table} ADD {self.quote(column.name)} {self._column_type(column)}"
 
-    def merge_claim(self, answers: str, chosen: str, when_matched: str) -> str:
+    def _merge_claim(self, answers: str, chosen: str, when_matched: str) -> str:
         """A claim as one ``MERGE``: ``when_matched`` takes an existing row over, a missing one is
         inserted claimed (the base's :meth:`claim`; Redshift's, whose ``MERGE`` has no ``WHEN MATCHED AND``)."""
         p = self.placeholder
         return (f"MERGE INTO {answers} AS a USING ({chosen}) AS c ON a.query_hash = c.query_hash {when_matched} "
                 f"WHEN NOT MATCHED THEN INSERT {CLAIM_COLUMNS} VALUES (c.query_hash, {p}, 'claimed', {p}, {p})")
 
-    def insert_claim(self, answers: str, chosen: str, *, alias: str = "") -> str:
+    def _insert_claim(self, answers: str, chosen: str, *, alias: str = "") -> str:
         """A claim as an insert that conflicts on the answers table's key, up to its conflict clause
-        (``ON CONFLICT``, ``ON DUPLICATE KEY UPDATE``); its parameters: :meth:`insert_claim_params`."""
+        (``ON CONFLICT``, ``ON DUPLICATE KEY UPDATE``); its parameters: :meth:`_insert_claim_params`."""
         p = self.placeholder
         return (f"INSERT INTO {answers}{alias} {CLAIM_COLUMNS} SELECT c.query_hash, {p}, 'claimed', {p}, {p} "
                 f"FROM ({chosen}) c")
 
-    def insert_claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
+    def _insert_claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
                             lookup: str) -> list[Any]:
-        """The parameters of a claim that starts with :meth:`insert_claim`."""
+        """The parameters of a claim that starts with :meth:`_insert_claim`."""
         return [lookup, owner, lease, *chosen, *reclaimable]
 
     def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
@@ -161,8 +126,8 @@ class AnswersStatements(RunTables):
         (:meth:`claim_params` puts them in the statement's own order: a dialect that writes one
         writes both, which is checked when it is defined)."""
         p = self.placeholder
-        return self.merge_claim(answers, chosen, f"WHEN MATCHED AND ({reclaimable}) THEN UPDATE SET state = 'claimed', "
-                                                 f"claimed_by = {p}, lease_expires = {p}")
+        return self._merge_claim(answers, chosen, f"WHEN MATCHED AND ({reclaimable}) THEN UPDATE SET "
+                                                  f"state = 'claimed', claimed_by = {p}, lease_expires = {p}")
 
     def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
                      lookup: str) -> list[Any]:
@@ -176,7 +141,7 @@ class AnswersStatements(RunTables):
         Bound, in order: now, the run's start, (``stale``) the oldest answer kept.
 
         Example: ``(a.state = 'claimed' AND a.lease_expires < ?) OR (a.state = 'erased' AND a.lease_expires < ?)``."""
-        a, p = self.claimed_row if row is None else row, self.placeholder
+        a, p = self.engine.claimed_row if row is None else row, self.placeholder
         reclaimable = (f"({a}state = 'claimed' AND {a}lease_expires < {p}) OR "
                        f"({a}state = '{STATE_ERASED}' AND {a}lease_expires < {p})")  # erased before the run began
         if stale:
@@ -277,7 +242,7 @@ class AnswersStatements(RunTables):
         """Write one store's answers (the rows of ``incoming`` tagged ``store_no``, or the derived
         table ``source``: :meth:`answers_document`) into the answers rows ``owner`` still holds.
         Values of the engine's own (owner, time, price) are literals, so that every spelling of the
-        update binds nothing but ``source``'s document; where :attr:`update_returning` says how, it
+        update binds nothing but ``source``'s document; where ``engine.update_returning`` says how, it
         returns the hashes written. Built on :meth:`~.fill.FillStatements.update_from`."""
         lit = self.literal
         assignments = [("state", lit("answered")), ("claimed_by", "NULL"), ("lease_expires", "NULL"),
@@ -288,7 +253,7 @@ class AnswersStatements(RunTables):
         # filter in a nested loop, and a store of 30,000 answers took 23 s instead of 0.2 s.
         update = self.update_from(answers, "a", assignments, source or self._store_rows(incoming, store_no),
                                   f"a.query_hash = c.query_hash AND COALESCE(a.claimed_by, {lit('')}) = {lit(owner)}")
-        return f"{update} RETURNING {self.update_returning}" if self.update_returning else update
+        return f"{update} RETURNING {self.engine.update_returning}" if self.engine.update_returning else update
 
     def _store_rows(self, incoming: str, store_no: int) -> str:
         """The incoming table's rows of one store, as a derived table."""

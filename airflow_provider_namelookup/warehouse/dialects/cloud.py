@@ -3,7 +3,7 @@ session-private temporary tables.
 
 Names are quoted in backticks and string literals escape with backslashes; a table declares no
 key and no index (neither engine enforces one), so every fill is a ``MERGE``; the run's own
-tables are staging tables beside the answers table (:attr:`~.run_tables.RunTables.temporary_tables_are_private`
+tables are staging tables beside the answers table (:attr:`~.engine_traits.EngineTraits.temporary_tables_are_private`
 is False), and rows are loaded as one bound JSON document (``executemany`` runs a job per row).
 
 Example::
@@ -26,9 +26,8 @@ from airflow_provider_namelookup.warehouse.schema import Column
 class CloudTableDialect(WarehouseDialect, abstract=True):
     """The spellings BigQuery and Databricks SQL share (see the module docstring)."""
 
-    temporary_tables_are_private = False
-    enforces_keys = False
-    bulk_load = BulkLoad.JSON
+    engine = WarehouseDialect.engine.changed(temporary_tables_are_private=False, enforces_keys=False,
+                                             bulk_load=BulkLoad.JSON)
 
     def quote(self, name: str) -> str:
         return ".".join(f"`{part}`" for part in name.split("."))
@@ -41,15 +40,15 @@ class CloudTableDialect(WarehouseDialect, abstract=True):
         return super().literal(value)
 
     def create_table(self, table: str, key: Column, columns: Sequence[Column]) -> list[str]:
-        definitions = [f"{self.quote(key.name)} {self.column_type(key)} NOT NULL",
-                       *(f"{self.quote(c.name)} {self.column_type(c)}" for c in columns)]
+        definitions = [f"{self.quote(key.name)} {self._column_type(key)} NOT NULL",
+                       *(f"{self.quote(c.name)} {self._column_type(c)}" for c in columns)]
         return [f"CREATE TABLE {table} ({', '.join(definitions)})"]
 
     def create_index(self, name: str, table: str, columns: Sequence[str]) -> list[str]:
         return []
 
     def add_column(self, table: str, column: Column) -> str:
-        return f"ALTER TABLE {table} ADD COLUMN {self.quote(column.name)} {self.column_type(column)}"
+        return f"ALTER TABLE {table} ADD COLUMN {self.quote(column.name)} {self._column_type(column)}"
 
     def add_primary_key(self, table: str, key: str) -> list[str]:
         return []

@@ -30,13 +30,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from functools import cached_property, lru_cache
-from typing import Any, ClassVar
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.databricks import Databricks
 
 from airflow_provider_namelookup.third_party import fresh_databricks_connection
-from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, cloud_tuning
+from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, WhereSpelling, cloud_tuning
 from airflow_provider_namelookup.warehouse.dialects.cloud import CloudTableDialect
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.dialects.where_literals import (
@@ -63,20 +63,21 @@ class DatabricksDialect(CloudTableDialect, name="databricks", proof="emulator",
                                         " and is run again, finding the query held")):
     """The spellings of Databricks SQL: what differs from the base is in this module's docstring."""
 
-    # a databricks connection's registered hook is the REST API's DatabricksHook
-    sql_hook = ("airflow.providers.databricks.hooks.databricks_sql", "DatabricksSqlHook", "databricks_conn_id")
     types = column_types(text="STRING", longtext="STRING", float="DOUBLE",
                          int="INT", bigint="BIGINT", timestamp="TIMESTAMP")
-    naive_timestamps = True
+    engine = CloudTableDialect.engine.changed(
+        naive_timestamps=True,
+        listed_name_column=1,  # SHOW TABLES: database, tableName, isTemporary
+        # a databricks connection's registered hook is the REST API's DatabricksHook
+        sql_hook=("airflow.providers.databricks.hooks.databricks_sql", "DatabricksSqlHook", "databricks_conn_id"))
     tuning = cloud_tuning(conflict_attempts=10, conflict_backoff_seconds=0.5)
     errors = DriverErrors(lock_conflict_words=("concurrent", "conflicting commit"),
                           duplicate_key_words=("already exists", "table_or_view_already_exists"))
-    where_string_forms: ClassVar[tuple[type[exp.Expression], ...]] = (exp.Concat, exp.Chr)
-    where_readings = (
-        backslash_escapes("spark.sql.parser.escapedStringLiterals = true", Databricks),
-        quotes_as("spark.sql.ansi.doubleQuotedIdentifiers = true", Databricks, strings=["'"],
-                  identifiers=["`", '"']),
-    )
+    where = WhereSpelling(
+        readings=(backslash_escapes("spark.sql.parser.escapedStringLiterals = true", Databricks),
+                  quotes_as("spark.sql.ansi.doubleQuotedIdentifiers = true", Databricks, strings=["'"],
+                            identifiers=["`", '"'])),
+        string_forms=(exp.Concat, exp.Chr))
 
     @classmethod
     def where_string(cls, value: str) -> str:
@@ -106,7 +107,6 @@ class DatabricksDialect(CloudTableDialect, name="databricks", proof="emulator",
             return super().where_string(value)
         return exp.Concat(expressions=parts, safe=True, coalesce=False).sql("databricks")
 
-    listed_name_column = 1  # SHOW TABLES: database, tableName, isTemporary
 
     def table_names(self, schema: str | None) -> str | None:
         """``SHOW TABLES``: Spark's, and every Databricks catalog's (``information_schema`` is Unity

@@ -32,14 +32,18 @@ import contextlib
 import re
 import uuid
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
-from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, DriverErrors, OnConflictDialect
+from airflow_provider_namelookup.warehouse.dialects.base import (
+    BulkLoad,
+    DriverErrors,
+    OnConflictDialect,
+    WhereSpelling,
+)
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.dialects.where_functions import (
     COMMON_WHERE_FUNCTIONS,
     STRFTIME,
-    WhereFunctions,
 )
 
 _LOCKED_FILE = re.compile(r"could not set lock on file \"?(?P<file>[^\"]*)", re.IGNORECASE)
@@ -152,13 +156,11 @@ class DuckDBDialect(OnConflictDialect, name="duckdb",
                                     "again")):
     """The spellings of DuckDB: what differs from the base is in this module's docstring."""
 
-    where_functions: ClassVar[WhereFunctions] = {**COMMON_WHERE_FUNCTIONS, **STRFTIME}
+    where = WhereSpelling(functions={**COMMON_WHERE_FUNCTIONS, **STRFTIME})
     types = column_types(text="VARCHAR", longtext="VARCHAR", float="DOUBLE",
                          int="INTEGER", bigint="BIGINT", timestamp="TIMESTAMP")
-    naive_timestamps = True
-
-    bulk_load = BulkLoad.ARROW
-    update_returning = "a.query_hash"
+    engine = OnConflictDialect.engine.changed(naive_timestamps=True, bulk_load=BulkLoad.ARROW,
+                                              update_returning="a.query_hash")
     # Transactions are optimistic: a row or key another transaction wrote meanwhile fails the statement or
     # its commit (an ON CONFLICT sees only committed rows); the step is run again, and then sees it. A table
     # another run is creating or altering is a catalog conflict.

@@ -7,9 +7,13 @@ the erasure neither claims nor fills a row from (:class:`~..answers.AnswersTable
 erased comes back from a run in flight; runs that start later claim it as new. Tombstones
 older than :data:`TOMBSTONE_SECONDS` are deleted by the next erasure or retention.
 
+They are one object the dialect owns, :attr:`~.base.WarehouseDialect.erasure`: standard SQL that
+every warehouse here takes as it is. A dialect whose engine spells one otherwise returns a subclass
+of its own from ``erasure``.
+
 Example (the defaults: standard SQL)::
 
-    dialect.erase_answers('"namelookup_answers"', ["gender", "first_name"], 2)
+    dialect.erasure.erase_answers('"namelookup_answers"', ["gender", "first_name"], 2)
     # "UPDATE \"namelookup_answers\" SET state = 'erased', ..., gender = NULL, first_name = NULL
     #  WHERE query_hash IN (?, ?) AND state <> 'erased'"
 """
@@ -17,16 +21,42 @@ Example (the defaults: standard SQL)::
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from airflow_provider_namelookup.warehouse.dialects.spelling import Spelling
+if TYPE_CHECKING:
+    from airflow_provider_namelookup.warehouse.dialects.spelling import Spelling
 
 STATE_ERASED = "erased"
 TOMBSTONE_SECONDS = 86_400.0
 """How long a tombstone keeps a run that started before the erasure from bringing its answer back."""
 
 
-class ErasureStatements(Spelling):
-    """The statements of erasure and retention (see the module docstring)."""
+class ErasureStatements:
+    """The statements of erasure and retention (see the module docstring), spelled with the bind
+    markers of the dialect that owns them.
+
+    Example (a dialect whose engine deletes otherwise)::
+
+        class MyErasure(ErasureStatements):
+            def delete_where_in(self, table: str, column: str, count: int) -> str: ...
+
+        class MyDialect(WarehouseDialect, name=..., credit_promise=...):
+            @cached_property
+            def erasure(self) -> ErasureStatements:
+                return MyErasure(self)
+    """
+
+    def __init__(self, dialect: Spelling) -> None:
+        self.dialect = dialect
+
+    @property
+    def placeholder(self) -> str:
+        """The owning dialect's bind marker."""
+        return self.dialect.placeholder
+
+    def marks(self, count: int) -> str:
+        """``count`` of the owning dialect's bind markers."""
+        return self.dialect.marks(count)
 
     def rows_of_keys(self, target: str, key: str, count: int) -> str:
         """The keys and query hashes of a target's rows with one of ``count`` keys.

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, cast
+from typing import Any, cast
 
 from airflow_provider_namelookup.warehouse.dialects.claims import AnswersStatements
 from airflow_provider_namelookup.warehouse.dialects.reading import SourceReading
@@ -45,14 +45,6 @@ class PriceFixUps:
 class FillStatements(AnswersStatements):
     """The target table's statements (see the module docstring)."""
 
-    creates_target_at_fill: ClassVar[bool] = False
-    """A missing target is created by the fill itself (``CREATE TABLE ... AS``), not before."""
-    enforces_keys: ClassVar[bool] = True
-    """A second row with a table's primary key is refused. Where keys are only declared (cloud
-    warehouses), a fill always upserts, even into a table the run has just created."""
-    indexes_null_safe_equality: ClassVar[bool] = False
-    """A join on :meth:`null_safe_equal` uses an index (else NULL names are joined apart)."""
-
     def add_primary_key(self, table: str, key: str) -> list[str]:
         """The statements that make ``key`` the table's primary key (none where keys are not declared).
 
@@ -75,11 +67,11 @@ class FillStatements(AnswersStatements):
         Example: ``CREATE TABLE "t" AS SELECT s."id" AS "id", CAST(NULL AS VARCHAR(16)) AS gender, ...
         FROM (...) s WHERE 1 = 0``, then :meth:`add_primary_key`.
         """
-        select = f"SELECT {self.target_columns(names, typed)} FROM {names.relation} s WHERE 1 = 0"
+        select = f"SELECT {self._target_columns(names, typed)} FROM {names.relation} s WHERE 1 = 0"
         return [f"CREATE TABLE {table} AS {select}",
                 *self.add_primary_key(table, names.key_column)]
 
-    def target_columns(self, names: Names, typed: Sequence[Column]) -> str:
+    def _target_columns(self, names: Names, typed: Sequence[Column]) -> str:
         """The columns of a target made like the source: its key, the ``typed`` columns as NULLs of
         their type, the raw columns (the SELECT list of :meth:`create_like_source`)."""
         return ", ".join([f"{names.key} AS {names.key_column}", *(f"{self.cast_null(c)} AS {c.name}" for c in typed),

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.tsql import TSQL
@@ -33,8 +33,10 @@ from sqlglot.dialects.tsql import TSQL
 from airflow_provider_namelookup.warehouse.dialects.base import (
     BulkLoad,
     DriverErrors,
+    EngineTraits,
     Names,
     WarehouseDialect,
+    WhereSpelling,
     cloud_tuning,
 )
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
@@ -55,19 +57,17 @@ class MsSqlDialect(WarehouseDialect, name="mssql", sqlglot_name="tsql", proof="p
                                    " held; deadlock victims are run again")):
     """The spellings of SQL Server and Azure SQL: what differs from the base is in this module's docstring."""
 
-    naive_timestamps = True
-    compares_bytes_as = _BYTES
+    engine = EngineTraits(naive_timestamps=True, compares_bytes_as=_BYTES, bulk_load=BulkLoad.JSON)
     types = column_types(text="NVARCHAR({n})", longtext="NVARCHAR(MAX)", float="FLOAT",
                          int="INT", bigint="BIGINT", timestamp="DATETIME2")
-    bulk_load = BulkLoad.JSON
     tuning = cloud_tuning(store_every_seconds=10.0, store_batch=10_000)
     errors = DriverErrors(lock_conflict_codes=frozenset({1205}),  # a deadlock victim
                           lock_conflict_words=("deadlock", "lock request time out"),
                           duplicate_key_words=("violation of primary key", "cannot insert duplicate key",
                                                "there is already an object"))
-
-    where_string_forms: ClassVar[tuple[type[exp.Expression], ...]] = (exp.National,)
-    where_readings = (quotes_as("QUOTED_IDENTIFIER OFF", TSQL, strings=["'", '"'], identifiers=[("[", "]")]),)
+    where = WhereSpelling(
+        readings=(quotes_as("QUOTED_IDENTIFIER OFF", TSQL, strings=["'", '"'], identifiers=[("[", "]")]),),
+        string_forms=(exp.National,))
 
     @classmethod
     def where_string(cls, value: str) -> str:
@@ -97,7 +97,7 @@ class MsSqlDialect(WarehouseDialect, name="mssql", sqlglot_name="tsql", proof="p
         return f"SELECT * INTO {table} FROM ({select}) AS q"
 
     def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
-        return [f"SELECT {self.target_columns(names, typed)} INTO {table} FROM {names.relation} s WHERE 1 = 0",
+        return [f"SELECT {self._target_columns(names, typed)} INTO {table} FROM {names.relation} s WHERE 1 = 0",
                 *self.add_primary_key(table, names.key_column)]
 
     def null_safe_equal(self, left: str, right: str) -> str:

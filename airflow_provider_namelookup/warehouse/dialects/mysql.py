@@ -23,12 +23,18 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.mysql import MySQL
 
-from airflow_provider_namelookup.warehouse.dialects.base import DriverErrors, Names, WarehouseDialect
+from airflow_provider_namelookup.warehouse.dialects.base import (
+    DriverErrors,
+    EngineTraits,
+    Names,
+    WarehouseDialect,
+    WhereSpelling,
+)
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.dialects.traits import error_code
 from airflow_provider_namelookup.warehouse.dialects.where_literals import (
@@ -51,23 +57,21 @@ class MySqlDialect(WarehouseDialect, name="mysql",
                                    "the query's answers row")):
     """The spellings of MySQL and MariaDB: what differs from the base is in this module's docstring."""
 
-    naive_timestamps = True
-    compares_bytes_as = "BINARY"
+    engine = EngineTraits(
+        naive_timestamps=True, compares_bytes_as="BINARY", reads_while_writing=True,
+        unchanged_by_outer_join=True,  # MariaDB runs NOT EXISTS as a dependent subquery: 0.75 s, not 0.6 s (500k rows)
+        claimed_row="")  # ON DUPLICATE KEY UPDATE names the existing row's columns bare
     types = column_types(text="VARCHAR({n})", longtext="MEDIUMTEXT", float="DOUBLE",
                          int="INT", bigint="BIGINT", timestamp="DATETIME(6)")
-    reads_while_writing = True
-    unchanged_by_outer_join = True  # MariaDB runs NOT EXISTS as a dependent subquery: 0.75 s, not 0.6 s (500k rows)
     errors = DriverErrors(lock_conflict_codes=frozenset({1205, 1213}),
                           lock_conflict_words=("deadlock", "lock wait timeout"),
                           connection_lost_codes=frozenset({1927, 2006, 2013, 2055, 4031}),
                           duplicate_key_codes=frozenset({1050, 1060, 1062, 1068}))
-    claimed_row = ""  # ON DUPLICATE KEY UPDATE names the existing row's columns bare
-    where_readings = (
-        backslash_escapes("sql_mode NO_BACKSLASH_ESCAPES", MySQL, "'", '"'),
-        quotes_as("sql_mode ANSI_QUOTES", MySQL, strings=["'"], identifiers=["`", '"']),
-        double_pipe_concatenates("sql_mode PIPES_AS_CONCAT", MySQL),
-    )  # HIGH_NOT_PRECEDENCE: every NOT is written before parentheses
-    where_string_forms: ClassVar[tuple[type[exp.Expression], ...]] = (exp.Repeat,)
+    where = WhereSpelling(
+        readings=(backslash_escapes("sql_mode NO_BACKSLASH_ESCAPES", MySQL, "'", '"'),
+                  quotes_as("sql_mode ANSI_QUOTES", MySQL, strings=["'"], identifiers=["`", '"']),
+                  double_pipe_concatenates("sql_mode PIPES_AS_CONCAT", MySQL)),
+        string_forms=(exp.Repeat,))  # HIGH_NOT_PRECEDENCE: every NOT is written before parentheses
 
     @classmethod
     def where_string(cls, value: str) -> str:
@@ -89,7 +93,7 @@ class MySqlDialect(WarehouseDialect, name="mysql",
         return "'" + value.replace("'", "''") + "'"
 
     @property
-    def percent_escaped(self) -> bool:
+    def _percent_escaped(self) -> bool:
         conn_id = getattr(self.hook, self.hook.conn_name_attr, None)
         client = self.hook.get_connection(conn_id).extra_dejson.get("client", "mysqlclient") if conn_id else ""
         return client != "mysql-connector-python"
@@ -105,19 +109,19 @@ class MySqlDialect(WarehouseDialect, name="mysql",
         return f"CAST(NULL AS {_CASTS[column.kind].format(n=column.length)})"
 
     def null_safe_equal(self, left: str, right: str) -> str:
-        return f"CAST({left} AS {self.compares_bytes_as}) <=> CAST({right} AS {self.compares_bytes_as})"
+        return f"CAST({left} AS {self.engine.compares_bytes_as}) <=> CAST({right} AS {self.engine.compares_bytes_as})"
 
     def create_like_source(self, table: str, names: Names, typed: Sequence[Column], key_sample: Any) -> list[str]:
         raw = ", ".join([f"{names.key} AS {names.key_column}",
                          *(f"{expression} AS {column}" for expression, column in names.raw_columns())])
-        added = ", ".join(f"ADD {c.name} {self.column_type(c)}" for c in typed)
+        added = ", ".join(f"ADD {c.name} {self._column_type(c)}" for c in typed)
         return [f"CREATE TABLE {table} AS SELECT {raw} FROM {names.relation} s WHERE 1 = 0",
                 f"ALTER TABLE {table} ADD PRIMARY KEY ({names.key_column}), {added}"]
 
     def create_temp_like_source(self, table: str, names: Names, raw: Sequence[str],
                                 typed: Sequence[Column]) -> list[str]:
         """MySQL's ``CAST`` has no type for long text: the typed columns are added afterwards."""
-        added = ", ".join(f"ADD {c.name} {self.column_type(c)}" for c in typed)
+        added = ", ".join(f"ADD {c.name} {self._column_type(c)}" for c in typed)
         return [self.create_temp_as(table, f"SELECT {', '.join(raw)} FROM {names.relation} s WHERE 1 = 0"),
                 f"ALTER TABLE {table} {added}"]
 
@@ -139,14 +143,14 @@ class MySqlDialect(WarehouseDialect, name="mysql",
         """Assignments run left to right: ``claimed_by`` first, decided on the row as it was;
         the others follow it."""
         mine = "claimed_by = VALUES(claimed_by)"
-        return (f"{self.insert_claim(answers, chosen)} "
+        return (f"{self._insert_claim(answers, chosen)} "
                 f"ON DUPLICATE KEY UPDATE claimed_by = IF({reclaimable}, VALUES(claimed_by), claimed_by), "
                 f"lease_expires = IF({mine}, VALUES(lease_expires), lease_expires), "
                 f"state = IF({mine}, 'claimed', state)")
 
     def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
                      lookup: str) -> list[Any]:
-        return self.insert_claim_params(chosen, reclaimable, owner=owner, lease=lease, lookup=lookup)
+        return self._insert_claim_params(chosen, reclaimable, owner=owner, lease=lease, lookup=lookup)
 
     def lock_answers(self, answers: str, chosen: str) -> str | None:
         return f"SELECT query_hash FROM {answers} WHERE query_hash IN ({chosen}) ORDER BY query_hash FOR UPDATE"

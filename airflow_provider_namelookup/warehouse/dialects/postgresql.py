@@ -30,7 +30,7 @@ from typing import Any
 
 from sqlglot.dialects.postgres import Postgres
 
-from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, OnConflictDialect
+from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, OnConflictDialect, WhereSpelling
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 from airflow_provider_namelookup.warehouse.dialects.where_literals import backslash_escapes
 
@@ -51,13 +51,11 @@ class PostgresDialect(OnConflictDialect, name="postgresql", sqlglot_name="postgr
 
     types = column_types(text="VARCHAR({n})", longtext="TEXT", float="DOUBLE PRECISION",
                          int="INTEGER", bigint="BIGINT", timestamp="TIMESTAMP WITH TIME ZONE")
-    bulk_load = BulkLoad.COPY
-    reads_while_writing = True
-    materializes_reads = True  # a CREATE TABLE ... AS may read in parallel, a cursor never does
-    server_side_cursor = True
-    creates_target_at_fill = True
-    update_returning = "a.query_hash"
-    where_readings = (backslash_escapes("standard_conforming_strings = off", Postgres, "'", "\\"),)
+    engine = OnConflictDialect.engine.changed(
+        bulk_load=BulkLoad.COPY, reads_while_writing=True,
+        materializes_reads=True,  # a CREATE TABLE ... AS may read in parallel, a cursor never does
+        server_side_cursor=True, creates_target_at_fill=True, update_returning="a.query_hash")
+    where = WhereSpelling(readings=(backslash_escapes("standard_conforming_strings = off", Postgres, "'", "\\"),))
 
     @classmethod
     def where_string(cls, value: str) -> str:

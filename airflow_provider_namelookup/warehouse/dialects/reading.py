@@ -16,7 +16,7 @@ Example (the defaults, on a source ``(SELECT * FROM customers)`` with no target 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from airflow_provider_namelookup.warehouse.dialects.spelling import Spelling
 from airflow_provider_namelookup.warehouse.dialects.traits import Names, Unchanged
@@ -24,23 +24,6 @@ from airflow_provider_namelookup.warehouse.dialects.traits import Names, Unchang
 
 class SourceReading(Spelling):
     """A run's connections and what reads the source (see the module docstring)."""
-
-    reads_while_writing: ClassVar[bool] = False
-    """Lookups may start while the distinct pass still reads (on a second connection)."""
-    materializes_reads: ClassVar[bool] = False
-    """The distinct pass is made into a temporary table first, then read (a ``CREATE TABLE ... AS``
-    may run in parallel where a cursor's query does not)."""
-    server_side_cursor: ClassVar[bool] = False
-    """Rows are read through a named (server-side) cursor, a page at a time."""
-    listed_name_column: ClassVar[int] = 0
-    """Which column of :meth:`table_names`' rows holds the table's name (a ``SHOW TABLES`` gives the
-    schema first)."""
-    unchanged_by_outer_join: ClassVar[bool] = False
-    """A rerun's distinct pass leaves out unchanged rows by a ``LEFT JOIN`` to the target (the rows it
-    leaves unmatched are read) instead of a correlated ``NOT EXISTS``: for an engine that runs such a
-    subquery once a row instead of as an anti-join (SQLite: 0.19 s instead of 0.35 s over 1M unchanged
-    rows). The two read the same rows: the join keeps only the source rows no target row matched, each
-    once, whatever the target holds."""
 
     @staticmethod
     def connect(hook: Any) -> Any:
@@ -71,7 +54,7 @@ class SourceReading(Spelling):
 
         Example: ``SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()``;
         BigQuery: ``SELECT table_name FROM `analytics`.INFORMATION_SCHEMA.TABLES``; Databricks:
-        ``SHOW TABLES IN `analytics``` (its names in the second column: :attr:`listed_name_column`)."""
+        ``SHOW TABLES IN `analytics``` (its names in the second column: ``engine.listed_name_column``)."""
         schema_is = f"= {self.literal(schema)}" if schema else "= current_schema()"
         return f"SELECT table_name FROM information_schema.tables WHERE table_schema {schema_is}"
 
@@ -117,10 +100,10 @@ class SourceReading(Spelling):
         :param key_sample: a key of the source (see :meth:`lowest_key`).
         """
         raw = [e for e in (names.name, names.country, names.last_name) if e]
-        if self.compares_bytes_as:  # grouped on the bytes, each group's value read back through MIN
+        if self.engine.compares_bytes_as:  # grouped on the bytes, each group's value read back through MIN
             name, country, last_name = (f"MIN({e})" if e else "NULL"
                                         for e in (names.name, names.country, names.last_name))
-            groups = ", ".join(f"CAST({e} AS {self.compares_bytes_as})" for e in raw)
+            groups = ", ".join(f"CAST({e} AS {self.engine.compares_bytes_as})" for e in raw)
         else:
             name, country, last_name = (e or "NULL" for e in (names.name, names.country, names.last_name))
             groups = ", ".join(raw)
@@ -131,7 +114,7 @@ class SourceReading(Spelling):
                          key_sample: Any, last_name: str | None = None) -> str:
         if unchanged is None:
             filtered = ""
-        elif self.unchanged_by_outer_join:
+        elif self.engine.unchanged_by_outer_join:
             filtered = f" LEFT JOIN {unchanged.target} t ON {unchanged.condition} WHERE {unchanged.matched} IS NULL"
         else:
             filtered = f" WHERE NOT EXISTS ({unchanged.exists()})"

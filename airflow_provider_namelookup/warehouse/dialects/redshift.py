@@ -27,7 +27,13 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, DriverErrors, WarehouseDialect, cloud_tuning
+from airflow_provider_namelookup.warehouse.dialects.base import (
+    BulkLoad,
+    DriverErrors,
+    EngineTraits,
+    WarehouseDialect,
+    cloud_tuning,
+)
 
 _STATEMENT_BYTES = 8_000_000
 
@@ -38,9 +44,7 @@ class RedshiftDialect(WarehouseDialect, name="redshift", proof="parsed only",
                                       "is run again, finding the query held")):
     """The spellings of Amazon Redshift: what differs from the base is in this module's docstring."""
 
-    naive_timestamps = True
-    enforces_keys = False
-    bulk_load = BulkLoad.LITERALS
+    engine = EngineTraits(naive_timestamps=True, enforces_keys=False, bulk_load=BulkLoad.LITERALS)
     tuning = cloud_tuning(conflict_attempts=8, conflict_backoff_seconds=0.5)
     errors = DriverErrors(lock_conflict_words=("serializable isolation violation", "deadlock"))
 
@@ -87,7 +91,7 @@ class RedshiftDialect(WarehouseDialect, name="redshift", proof="parsed only",
         def taken(new: str, column: str) -> str:
             return f"{column} = CASE WHEN ({reclaimable}) THEN {new} ELSE a.{column} END"
         sets = ", ".join([taken("'claimed'", "state"), taken(p, "claimed_by"), taken(p, "lease_expires")])
-        return self.merge_claim(answers, chosen, f"WHEN MATCHED THEN UPDATE SET {sets}")
+        return self._merge_claim(answers, chosen, f"WHEN MATCHED THEN UPDATE SET {sets}")
 
     def claim_params(self, chosen: Sequence[Any], reclaimable: Sequence[Any], *, owner: str, lease: float,
                      lookup: str) -> list[Any]:

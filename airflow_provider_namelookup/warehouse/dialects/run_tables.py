@@ -3,8 +3,8 @@ how rows are bulk-loaded into them.
 
 A run keeps its decisions beside the warehouse's tables, in temporary tables of its session
 (or, where those are not private to a session, staging tables named for the run and dropped at
-its end: :attr:`RunTables.temporary_tables_are_private`). Rows go in by one statement (or a few)
-the way :attr:`RunTables.bulk_load` says the warehouse takes them best.
+its end: :attr:`~.engine_traits.EngineTraits.temporary_tables_are_private`). Rows go in by one statement (or a few)
+the way :attr:`~.engine_traits.EngineTraits.bulk_load` says the warehouse takes them best.
 
 Example (the defaults)::
 
@@ -17,26 +17,20 @@ Example (the defaults)::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from airflow_provider_namelookup.warehouse.dialects.spelling import Spelling
-from airflow_provider_namelookup.warehouse.dialects.traits import BulkLoad, Names, json_rows
+from airflow_provider_namelookup.warehouse.dialects.traits import Names, json_rows
 from airflow_provider_namelookup.warehouse.schema import Column
 
 
 class RunTables(Spelling):
     """Temporary and staging tables of a run, and bulk loads into them (see the module docstring)."""
 
-    bulk_load: ClassVar[BulkLoad] = BulkLoad.EXECUTEMANY
-    """How rows are loaded into the run's tables (see :class:`~.traits.BulkLoad`): ``JSON`` needs
-    :meth:`json_select`, ``LITERALS`` needs :meth:`insert_literals` (checked when the dialect is defined)."""
-    temporary_tables_are_private: ClassVar[bool] = True
-    """Temporary tables live in the run's session and vanish with it (no drop needed)."""
-
     def temp_name(self, base: str, schema: str | None = None) -> str:
         """The name of a temporary table of the run (quoted); where temporary tables are not private,
         a staging table in ``schema`` (the answers table's), dropped at the end of the run."""
-        if schema and not self.temporary_tables_are_private:
+        if schema and not self.engine.temporary_tables_are_private:
             return self.quote(f"{schema}.{base}")
         return self.quote(base)
 
@@ -146,7 +140,7 @@ class RunTables(Spelling):
     def json_select(self, width: int, kinds: Sequence[str]) -> str:
         """A SELECT of the rows of the JSON array bound at its one marker (see :meth:`insert_json`),
         each value cast to the kind of Python value it was (:func:`~.traits.value_kinds`). No
-        default: a dialect whose :attr:`bulk_load` is ``JSON`` must write it.
+        default: a dialect whose ``engine.bulk_load`` is ``JSON`` must write it.
 
         Example (Snowflake): ``SELECT f.value[0]::VARCHAR, f.value[1]::VARCHAR::BIGINT FROM
         TABLE(FLATTEN(INPUT => PARSE_JSON(%s))) AS f``."""
@@ -155,7 +149,7 @@ class RunTables(Spelling):
     def insert_arrow(self, cursor: Any, table: str, columns: Sequence[str], data: Any) -> None:
         """Insert the rows of ``data``, an Arrow table of columns ``c0``, ``c1``, ... in the order of
         ``columns`` (:attr:`~.traits.BulkLoad.ARROW`), through ``cursor``, one of the run's connection.
-        No default: a dialect whose :attr:`bulk_load` is ``ARROW`` must write it.
+        No default: a dialect whose ``engine.bulk_load`` is ``ARROW`` must write it.
 
         Example (DuckDB): register ``data`` as a view, ``INSERT INTO t (a, b) SELECT * FROM view``,
         unregister it."""
@@ -163,5 +157,5 @@ class RunTables(Spelling):
 
     def insert_literals(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
         """Multi-row ``INSERT ... VALUES`` of literals (:attr:`~.traits.BulkLoad.LITERALS`). No
-        default: a dialect whose :attr:`bulk_load` is ``LITERALS`` must write it."""
+        default: a dialect whose ``engine.bulk_load`` is ``LITERALS`` must write it."""
         raise NotImplementedError(f"{self.name} does not load rows as literals")

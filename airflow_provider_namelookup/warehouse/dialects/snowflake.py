@@ -25,7 +25,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from airflow_provider_namelookup.warehouse.dialects.base import BulkLoad, DriverErrors, WarehouseDialect, cloud_tuning
+from airflow_provider_namelookup.warehouse.dialects.base import (
+    BulkLoad,
+    DriverErrors,
+    EngineTraits,
+    WarehouseDialect,
+    cloud_tuning,
+)
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
 
 _CASTS = {"bool": "BOOLEAN", "int": "BIGINT", "float": "FLOAT", "decimal": "NUMBER(38, 10)",
@@ -38,11 +44,9 @@ class SnowflakeDialect(WarehouseDialect, name="snowflake", proof="emulator",
                                        "query waits for the first's and finds it held")):
     """The spellings of Snowflake: what differs from the base is in this module's docstring."""
 
-    naive_timestamps = True
+    engine = EngineTraits(naive_timestamps=True, enforces_keys=False, bulk_load=BulkLoad.JSON)
     types = column_types(text="VARCHAR({n})", longtext="VARCHAR", float="FLOAT",
                          int="INTEGER", bigint="BIGINT", timestamp="TIMESTAMP_NTZ")
-    enforces_keys = False
-    bulk_load = BulkLoad.JSON
     tuning = cloud_tuning(conflict_attempts=8, conflict_backoff_seconds=0.5)
     errors = DriverErrors(lock_conflict_words=("deadlock", "lock wait", "was aborted"))
 

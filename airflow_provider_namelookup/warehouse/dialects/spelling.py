@@ -25,9 +25,9 @@ from typing import Any, ClassVar
 
 from sqlglot import exp
 
+from airflow_provider_namelookup.warehouse.dialects.engine_traits import EngineTraits
 from airflow_provider_namelookup.warehouse.dialects.traits import DriverErrors, Tuning
-from airflow_provider_namelookup.warehouse.dialects.where_functions import COMMON_WHERE_FUNCTIONS, WhereFunctions
-from airflow_provider_namelookup.warehouse.dialects.where_literals import WhereReading
+from airflow_provider_namelookup.warehouse.dialects.where_spelling import WhereSpelling
 from airflow_provider_namelookup.warehouse.schema import Column
 
 PROOFS = ("real engine", "emulator", "parsed only")
@@ -63,19 +63,12 @@ class Spelling:
     """The engine's name in messages and in the docs' table of warehouses (its module's name)."""
     sqlglot_name: ClassVar[str | None] = None
     """sqlglot's name of the engine's SQL, when it is not :attr:`name` (a ``where`` is parsed in it)."""
-    where_functions: ClassVar[WhereFunctions] = COMMON_WHERE_FUNCTIONS
-    """The pure scalar functions a ``where`` may call on this engine: the name a user writes, and
-    the sqlglot expressions it parses to (:mod:`.where_functions`)."""
-    where_readings: ClassVar[tuple[WhereReading, ...]] = ()
-    """The engine's settings that change how it reads a literal or an operator (:mod:`.where_literals`):
-    what a ``where`` sends must read the same under each."""
-    where_string_forms: ClassVar[tuple[type[exp.Expression], ...]] = ()
-    """The spellings of a string :meth:`where_string` writes besides ``'...'`` (SQL Server's ``N'...'``,
-    MySQL's ``REPEAT(' ', 0)`` for ``''``, Databricks' ``CHR(39)``): a ``where`` may hold them too,
-    over no column, so that what runs keeps the rules."""
-    sql_hook: ClassVar[tuple[str, str, str] | None] = None
-    """(module, class, connection-id parameter) of the common-sql hook of the engine's connection
-    type, where Airflow registers another kind of hook for it (None: the registered hook is one)."""
+    engine: ClassVar[EngineTraits] = EngineTraits()
+    """What the engine and its driver do that changes how a run works with them (:class:`~.engine_traits.EngineTraits`:
+    its keys, claims, ``RETURNING``, bulk loads, temporary tables; the defaults, and what each promises)."""
+    where: ClassVar[WhereSpelling] = WhereSpelling()
+    """What a ``where`` may call and write on this engine, and the engine's settings that read text
+    otherwise (:class:`~.where_spelling.WhereSpelling`)."""
     credit_promise: ClassVar[str] = ""
     """How the engine's transactions and locks keep credits = distinct valid queries."""
     proof: ClassVar[str] = "real engine"
@@ -87,14 +80,6 @@ class Spelling:
                                        "float": "DOUBLE PRECISION", "int": "INTEGER", "bigint": "BIGINT",
                                        "timestamp": "TIMESTAMP"}
     """The engine's type of each of :data:`COLUMN_KINDS` (``{n}``: a text column's length)."""
-    naive_timestamps: ClassVar[bool] = False
-    """The driver takes timestamps without a time zone (UTC, naive)."""
-    compares_bytes_as: ClassVar[str | None] = None
-    """The type raw values are cast to for comparing and grouping them exactly, where the default
-    collations fold case or accents (MySQL's ``BINARY``); None: they compare exactly as they are."""
-    counts_rows: ClassVar[bool] = True
-    """The driver's ``rowcount`` of an ``UPDATE`` or ``DELETE`` is the rows it changed (clickhouse-connect's
-    is 0): where not, an erasure counts the rows before it changes them."""
     errors: ClassVar[DriverErrors] = DriverErrors()
     """How the driver's errors are told apart."""
     tuning: ClassVar[Tuning] = Tuning()
@@ -110,7 +95,7 @@ class Spelling:
         return str(self.hook.placeholder)
 
     @property
-    def percent_escaped(self) -> bool:
+    def _percent_escaped(self) -> bool:
         """The driver formats statements with ``%`` when given parameters (psycopg, mysqlclient),
         so a literal ``%`` must travel as ``%%`` then."""
         return "%" in self.placeholder
@@ -118,7 +103,7 @@ class Spelling:
     def user_sql(self, text: str, *, with_params: bool) -> str:
         """A DAG author's SQL text as it must be written into a statement (``customer_id % 8 = 3``
         travels as ``customer_id %% 8 = 3`` to drivers that read ``%`` as a marker)."""
-        return text.replace("%", "%%") if with_params and self.percent_escaped else text
+        return text.replace("%", "%%") if with_params and self._percent_escaped else text
 
     def marks(self, count: int) -> str:
         return ", ".join([self.placeholder] * count)
@@ -152,12 +137,12 @@ class Spelling:
         """A checked identifier (``table`` or ``schema.table``) quoted as the engine needs."""
         return ".".join(self.hook.dialect.escape_word(part) for part in name.split("."))
 
-    def column_type(self, column: Column) -> str:
+    def _column_type(self, column: Column) -> str:
         return self.types[column.kind].format(n=column.length)
 
     def cast(self, expression: str, column: Column) -> str:
         """``expression`` as a value of the column's type, for ``CREATE TABLE ... AS SELECT``."""
-        return f"CAST({expression} AS {self.column_type(column)})"
+        return f"CAST({expression} AS {self._column_type(column)})"
 
     def nullable_like(self, expression: str) -> str:
         """An expression of ``expression``'s type that a ``CREATE TABLE ... AS`` makes a nullable
@@ -173,15 +158,15 @@ class Spelling:
 
     def timestamp(self, moment: datetime) -> Any:
         """``enriched_at`` as the driver takes it: an aware UTC datetime, or a naive one where
-        :attr:`naive_timestamps` says so."""
-        return moment.replace(tzinfo=None) if self.naive_timestamps else moment
+        ``engine.naive_timestamps`` says so."""
+        return moment.replace(tzinfo=None) if self.engine.naive_timestamps else moment
 
     # Equality on raw values --------------------------------------------------------------------------
     def exact_equal(self, left: str, right: str) -> str:
         """Equality that tells apart values differing by case or accents (José, Jose): on their
-        bytes, where :attr:`compares_bytes_as` names their type (the plain ``=`` first, which an index serves)."""
-        if self.compares_bytes_as:
-            t = self.compares_bytes_as
+        bytes, where ``engine.compares_bytes_as`` names their type (the plain ``=`` first, which an index serves)."""
+        if self.engine.compares_bytes_as:
+            t = self.engine.compares_bytes_as
             return f"{left} = {right} AND CAST({left} AS {t}) = CAST({right} AS {t})"
         return f"{left} = {right}"
 

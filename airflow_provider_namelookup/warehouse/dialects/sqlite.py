@@ -36,7 +36,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from airflow_provider_namelookup.warehouse.dialects.base import (
     BulkLoad,
@@ -44,9 +44,10 @@ from airflow_provider_namelookup.warehouse.dialects.base import (
     Names,
     OnConflictDialect,
     Tuning,
+    WhereSpelling,
 )
 from airflow_provider_namelookup.warehouse.dialects.spelling import column_types
-from airflow_provider_namelookup.warehouse.dialects.where_functions import STRFTIME, WhereFunctions, without
+from airflow_provider_namelookup.warehouse.dialects.where_functions import STRFTIME, without
 from airflow_provider_namelookup.warehouse.schema import Column
 
 _BUSY_TIMEOUT_MS = 120_000
@@ -62,15 +63,16 @@ class SqliteDialect(OnConflictDialect, name="sqlite",
                                     "answers table's primary key")):
     """The spellings of SQLite: what differs from the base is in this module's docstring."""
 
-    where_functions: ClassVar[WhereFunctions] = {**without("extract (date_part)", "year, month, day"), **STRFTIME}
+    where = WhereSpelling(functions={**without("extract (date_part)", "year, month, day"), **STRFTIME})
     types = column_types(text="TEXT", longtext="TEXT", float="REAL", int="INTEGER", bigint="INTEGER", timestamp="TEXT")
     tuning = Tuning(max_in_list=500)
     errors = DriverErrors(lock_conflict_words=("database is locked",))
-    indexes_null_safe_equality = True  # `IS` is looked up through an index like `=`
-    bulk_load = BulkLoad.JSON
-    claim_returning = None  # RETURNING rows come one step (and one wait for the interpreter) each
-    claim_counts_rows = True
-    unchanged_by_outer_join = True  # a correlated NOT EXISTS runs once a row: a rerun's pass took 0.35 s, not 0.19 s
+    engine = OnConflictDialect.engine.changed(
+        indexes_null_safe_equality=True,  # `IS` is looked up through an index like `=`
+        bulk_load=BulkLoad.JSON,
+        claim_returning=None,  # RETURNING rows come one step (and one wait for the interpreter) each
+        claim_counts_rows=True,
+        unchanged_by_outer_join=True)  # a correlated NOT EXISTS runs once a row: a rerun's pass took 0.35 s, not 0.19 s
 
     def on_connect(self) -> list[str]:
         """Wait for the file's write lock (several runs may write one file), and let a statement's sorts
@@ -92,7 +94,7 @@ class SqliteDialect(OnConflictDialect, name="sqlite",
         after a sample key, the raw columns without a type (values are kept as they were read)."""
         kind = "INTEGER" if isinstance(key_sample, int) and not isinstance(key_sample, bool) else "TEXT"
         definitions = [f"{names.key_column} {kind} NOT NULL PRIMARY KEY",
-                       *(f"{c.name} {self.column_type(c)}" for c in typed),
+                       *(f"{c.name} {self._column_type(c)}" for c in typed),
                        *(column for _, column in names.raw_columns())]
         return [f"CREATE TABLE {table} ({', '.join(definitions)})"]
 

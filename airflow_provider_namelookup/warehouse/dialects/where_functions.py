@@ -2,7 +2,7 @@
 
 Named as a user writes them, each with the sqlglot expressions its spellings parse to
 (``ifnull`` and ``nvl`` parse to ``coalesce``). A dialect's
-:attr:`~.base.WarehouseDialect.where_functions` is its whole list: SQLite has no ``extract``
+:attr:`~.where_spelling.WhereSpelling.functions` is its whole list: SQLite has no ``extract``
 and adds ``strftime``.
 
 Example::

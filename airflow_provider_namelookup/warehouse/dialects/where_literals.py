@@ -6,7 +6,7 @@ than one way, as a setting of the server, the database, the role or the session 
 PostgreSQL's ``standard_conforming_strings = off`` a backslash in ``'...'`` escapes the quote
 after it, so ``'a\\' OR ...`` no longer ends where sqlglot read it end. A dialect therefore says
 
-- :attr:`~.spelling.Spelling.where_readings`: each setting of its engine that changes how a
+- :attr:`~.where_spelling.WhereSpelling.readings` (a dialect's ``where``): each setting of its engine that changes how a
   literal or an operator is read, as a :class:`WhereReading`, a sqlglot dialect that reads text
   the way the engine does with that setting. What a ``where`` sends must read the same under
   each, and under sqlglot's own reading of the engine's defaults;

@@ -24,9 +24,8 @@ def check_equalities(session: WarehouseSession) -> None:
 
 def roundtrip_timestamp(session: WarehouseSession, table: str, value: Any) -> Any:
     d = session.dialect
-    from airflow_provider_namelookup.warehouse.schema import Column
 
-    session.execute(f"CREATE TABLE {table} (at {d.column_type(Column('at', 'timestamp'))})")
+    session.execute(f"CREATE TABLE {table} (at {d.types['timestamp']})")
     session.execute(f"INSERT INTO {table} (at) VALUES ({d.placeholder})", [d.timestamp(value)])
     session.commit()
     return session.fetchall(f"SELECT at FROM {table}")[0][0]
@@ -62,10 +61,10 @@ def check_unchanged_forms(session: WarehouseSession, source: str, target: str) -
     unchanged = Unchanged(target, " AND ".join(conditions), matched="t.query_spec")
 
     class Flipped(type(d), name=d.name, credit_promise=d.credit_promise):  # type: ignore[misc]
-        unchanged_by_outer_join = not d.unchanged_by_outer_join
+        engine = d.engine.changed(unchanged_by_outer_join=not d.engine.unchanged_by_outer_join)
 
-    forms = {d.unchanged_by_outer_join: d.distinct_values(names, unchanged),
-             not d.unchanged_by_outer_join: Flipped(session.hook).distinct_values(names, unchanged)}
+    forms = {d.engine.unchanged_by_outer_join: d.distinct_values(names, unchanged),
+             not d.engine.unchanged_by_outer_join: Flipped(session.hook).distinct_values(names, unchanged)}
     assert "LEFT JOIN" in forms[True] and "NOT EXISTS" in forms[False]
     joined, correlated = (sorted(session.fetchall(forms[form]), key=repr) for form in (True, False))
     assert joined == correlated

@@ -47,7 +47,7 @@ def _arrow_insert(dialect: WarehouseDialect) -> str:
 def test_every_dialect_spells_every_column_kind_and_loads_by_a_known_way() -> None:
     for dialect in all_dialects():
         assert set(dialect.types) == set(WarehouseDialect.types), dialect.name
-        assert isinstance(dialect.bulk_load, BulkLoad) and isinstance(dialect.errors, DriverErrors), dialect.name
+        assert isinstance(dialect.engine.bulk_load, BulkLoad) and isinstance(dialect.errors, DriverErrors), dialect.name
         builder = dialect(_hook("%s"))
         load = {BulkLoad.EXECUTEMANY: lambda d=builder: d.insert_values("t", ["a", "b"]),
                 BulkLoad.COPY: lambda d=builder: d.copy_from_stdin("t", ["a", "b"]),
@@ -56,8 +56,8 @@ def test_every_dialect_spells_every_column_kind_and_loads_by_a_known_way() -> No
                 BulkLoad.LITERALS: lambda d=builder: d.insert_literals("t", ["a", "b"], [("x", 1)])[0],
                 BulkLoad.ARROW: lambda d=builder: _arrow_insert(d)}
         assert set(load) == set(BulkLoad)  # a new way of loading is checked here too
-        assert load[dialect.bulk_load]().startswith(("INSERT INTO t", "COPY t")), dialect.name  # its own way
-        if dialect.bulk_load is BulkLoad.ARROW:  # rows Arrow cannot hold exactly go as lists
+        assert load[dialect.engine.bulk_load]().startswith(("INSERT INTO t", "COPY t")), dialect.name  # its own way
+        if dialect.engine.bulk_load is BulkLoad.ARROW:  # rows Arrow cannot hold exactly go as lists
             assert load[BulkLoad.UNNEST]().startswith("INSERT INTO t (a, b) SELECT UNNEST("), dialect.name
 
 

@@ -24,6 +24,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from datetime import timedelta
+from functools import cached_property
 from typing import Any
 
 import pytest
@@ -38,6 +39,7 @@ from airflow_provider_namelookup.testing.compliance import (
     distinct_valid,
 )
 from airflow_provider_namelookup.testing.trace import DialectTrace
+from airflow_provider_namelookup.warehouse.dialects.erasure import ErasureStatements
 from airflow_provider_namelookup.warehouse.erasure import Erasure, erase
 from airflow_provider_namelookup.warehouse.session import WarehouseSession
 from tests.warehouse.dialects.parsing import parse_all
@@ -219,8 +221,9 @@ def test_an_erasure_parses(conn_type: str) -> None:
         session.shutdown()
     assert counts.answers_erased == 4  # by key (1, 2) and by value (4 "Giulia", 6 "giulia "), nothing else
     methods = {trace.method_of(sql) for sql in house.statements}
-    assert {"rows_of_keys", "rows_with_values", "echoed_names", "erase_answers", "existing_hashes",
-            "insert_tombstone", "delete_where_in", "delete_answers_before"} <= methods, methods
+    assert {f"erasure.{name}" for name in ("rows_of_keys", "rows_with_values", "echoed_names", "erase_answers",
+                                           "existing_hashes", "insert_tombstone", "delete_where_in",
+                                           "delete_answers_before")} <= methods, methods
     check_parses(house.statements, trace, _read(conn_type))
 
 
@@ -228,13 +231,19 @@ def test_a_statement_that_does_not_parse_names_the_method_that_built_it() -> Non
     """What a dialect's wrong spelling fails with: the statement, sqlglot's error, and the method."""
     from airflow_provider_namelookup.warehouse.dialects.mssql import MsSqlDialect
 
-    class Misspelt(MsSqlDialect, name="mssql", sqlglot_name="tsql", proof="parsed only",
-                   credit_promise=MsSqlDialect.credit_promise):
+    class MisspeltErasure(ErasureStatements):
         def delete_where_in(self, table: str, column: str, count: int) -> str:
             return f"DELETE {table} WHERE {column} IN (({self.marks(count)})"
 
+    class Misspelt(MsSqlDialect, name="mssql", sqlglot_name="tsql", proof="parsed only",
+                   credit_promise=MsSqlDialect.credit_promise):
+        @cached_property
+        def erasure(self) -> ErasureStatements:
+            return MisspeltErasure(self)
+
     trace = DialectTrace(Misspelt(RecordingHook("mssql", Warehouse([]))))
-    statements = [trace.dialect.rows_of_keys(TARGET, "customer_id", 2), trace.dialect.delete_where_in(TARGET, "id", 2)]
+    erasure = trace.dialect.erasure
+    statements = [erasure.rows_of_keys(TARGET, "customer_id", 2), erasure.delete_where_in(TARGET, "id", 2)]
     with pytest.raises(AssertionError, match=r"(?s)tsql does not parse: DELETE .*built by "
-                                             r"\S*Misspelt\.delete_where_in: DELETE"):
+                                             r"\S*Misspelt\.erasure\.delete_where_in: DELETE"):
         check_parses(statements, trace, "tsql")

@@ -16,10 +16,10 @@ def test_parameters_travel_at_the_native_marker_unless_the_connection_inlines_th
     set_connection("x", {"conn_type": "databricks", "host": "example.cloud.databricks.com", "password": "t"})
     assert databricks_sql.DatabricksSqlHook(databricks_conn_id="x").placeholder == "%s"
     native = DatabricksDialect(databricks_sql.DatabricksSqlHook(databricks_conn_id="no_such_connection"))
-    assert native.placeholder == "?" and not native.percent_escaped
+    assert native.placeholder == "?" and not native._percent_escaped
     assert "from_json(?, " in native.json_select(2, ["str", "int"])
     inline = DatabricksDialect(databricks_sql.DatabricksSqlHook(databricks_conn_id="x", use_inline_params=True))
-    assert inline.placeholder == "%s" and inline.percent_escaped
+    assert inline.placeholder == "%s" and inline._percent_escaped
     from_extra = SimpleNamespace(additional_params={},
                                  databricks_conn=SimpleNamespace(extra_dejson={"use_inline_params": "silent"}))
     assert DatabricksDialect(from_extra).placeholder == "%s"

@@ -20,13 +20,14 @@ class _Hook:
 
 def _statements(dialect: WarehouseDialect) -> list[str]:
     target, answers, key = "customers_gender", "namelookup_answers", "customer_id"  # quoting is the dialect's own
-    return [dialect.rows_of_keys(target, key, 3), dialect.rows_with_values(target, key, "source_last_name"),
-            dialect.rows_with_values(target, key, None), dialect.echoed_names(answers),
-            dialect.delete_where_in(target, key, 2),
-            dialect.erase_answers(answers, [c.name for c in ANSWER_RESULTS], 2),
-            dialect.existing_hashes(answers, 2), dialect.insert_tombstone(answers),
-            dialect.delete_answers_before(answers), dialect.delete_answers_before(answers, count=True),
-            dialect.delete_erased_rows(target, answers, dialect.literal(dialect.timestamp(datetime.now(UTC))))]
+    return [dialect.erasure.rows_of_keys(target, key, 3),
+            dialect.erasure.rows_with_values(target, key, "source_last_name"),
+            dialect.erasure.rows_with_values(target, key, None), dialect.erasure.echoed_names(answers),
+            dialect.erasure.delete_where_in(target, key, 2),
+            dialect.erasure.erase_answers(answers, [c.name for c in ANSWER_RESULTS], 2),
+            dialect.erasure.existing_hashes(answers, 2), dialect.erasure.insert_tombstone(answers),
+            dialect.erasure.delete_answers_before(answers), dialect.erasure.delete_answers_before(answers, count=True),
+            dialect.erasure.delete_erased_rows(target, answers, dialect.literal(dialect.timestamp(datetime.now(UTC))))]
 
 
 @pytest.mark.parametrize("cls", all_dialects(), ids=lambda cls: cls.name)

@@ -19,7 +19,7 @@ def test_mysql_compares_bytes_not_its_collation_and_keeps_naive_utc_times(mariad
     assert isinstance(d, MySqlDialect)
     assert truth(session, "'José' = 'Jose'")  # what the default collation does
     check_equalities(session)
-    assert not d.percent_escaped  # mysql-connector-python sends %% as is
+    assert not d._percent_escaped  # mysql-connector-python sends %% as is
     moment = datetime(2026, 11, 23, 12, 0, 0, 123456, tzinfo=UTC)
     assert roundtrip_timestamp(session, mariadb_warehouse.table_name("times"), moment) == moment.replace(tzinfo=None)
     assert session.fetchall("SELECT @@session.tx_isolation")[0][0] == "READ-COMMITTED"
@@ -31,7 +31,7 @@ def test_a_reruns_outer_join_reads_exactly_the_rows_not_exists_would(mariadb_war
     """MariaDB runs a correlated ``NOT EXISTS`` as a dependent subquery, so the distinct pass leaves
     unchanged rows out by a ``LEFT JOIN`` instead (500,000 unchanged rows: 0.6 s instead of 0.75 s)."""
     session = WarehouseSession(mariadb_warehouse.hook)
-    assert session.dialect.unchanged_by_outer_join
+    assert session.dialect.engine.unchanged_by_outer_join
     check_unchanged_forms(session, mariadb_warehouse.table_name("src"), mariadb_warehouse.table_name("tgt"))
     session.close()
 

@@ -15,7 +15,7 @@ from tests.warehouse.dialects._engine import check_equalities, roundtrip_timesta
 @pytest.mark.database
 def test_postgresql_compares_exactly_bulk_loads_with_copy_and_keeps_aware_times(postgres_warehouse: Any) -> None:
     session = WarehouseSession(postgres_warehouse.hook)
-    assert isinstance(session.dialect, PostgresDialect) and session.dialect.creates_target_at_fill
+    assert isinstance(session.dialect, PostgresDialect) and session.dialect.engine.creates_target_at_fill
     check_equalities(session)
     moment = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
     assert roundtrip_timestamp(session, postgres_warehouse.table_name("times"), moment) == moment
