@@ -44,6 +44,8 @@ from airflow_provider_namelookup.warehouse.dialects.where_functions import (
 
 _LOCKED_FILE = re.compile(r"could not set lock on file \"?(?P<file>[^\"]*)", re.IGNORECASE)
 _HOLDER = re.compile(r"\(PID (?P<pid>\d+)\)")
+_INDEX_SCAN_MAX_COUNT = 2048
+"""DuckDB's default ``index_scan_max_count``: the most rows it reads by an index."""
 
 
 class DuckDBFileInUse(RuntimeError):
@@ -184,6 +186,23 @@ class DuckDBDialect(OnConflictDialect, name="duckdb",
         answers table's ``claimed_by`` index and 0.25 s without. What the index served (a
         renewal's or release's ``WHERE claimed_by = ...``) is a column scan here."""
         return []
+
+    def held_by(self, owner: str, hashes: Sequence[str]) -> str:
+        """The store's hashes as a literal ``IN`` list on the answers' key besides the owner, so that
+        DuckDB reaches the rows by the key's index instead of reading every answer: a store of 100
+        answers took 46 ms of CPU with 430,000 rows in the answers table, 9 ms with the list, whose
+        cost does not grow with the table. DuckDB scans by an index only from constants, only when
+        the scan has one filter, and only up to ``index_scan_max_count`` rows (2048 by default: a
+        larger store reads the table, as without the list). The owner is therefore compared in an
+        expression of two columns, which stays above the scan: ``claimed_by || query_hash`` equals
+        ``owner || query_hash`` exactly when ``claimed_by`` equals ``owner``.
+
+        Example: ``a.query_hash IN ('9f86...', '603...') AND a.claimed_by || a.query_hash = 'run1' || a.query_hash``."""
+        if not hashes or len(hashes) > _INDEX_SCAN_MAX_COUNT:
+            return super().held_by(owner, hashes)
+        lit = self.literal
+        return (f"a.query_hash IN ({', '.join(lit(h) for h in hashes)}) "
+                f"AND a.claimed_by || a.query_hash = {lit(owner)} || a.query_hash")
 
     def lock_answers(self, answers: str, chosen: str) -> str | None:
         """A write of the rows (DuckDB has no ``FOR UPDATE``): two fix-ups of one query conflict."""
