@@ -159,7 +159,8 @@ def test_a_store_reaches_the_answers_rows_by_their_key_and_writes_only_the_rows_
     """A store's update names its hashes, so that DuckDB reads the answers table by its key's index
     (the rows of the store, not all 20,000), and still writes none of the rows another run holds,
     that nobody holds, or that are gone; a store larger than an index scan reads the table, and
-    writes the same."""
+    writes the same. Its answers come straight from their JSON document, each value cast back to its
+    column's type."""
     from airflow_provider_namelookup.warehouse.incoming import IncomingAnswers
     from airflow_provider_namelookup.warehouse.schema import ANSWER_BOOKKEEPING, ANSWER_KEY, ANSWER_RESULTS, Column
     from airflow_provider_namelookup.warehouse.session import WarehouseSession
@@ -186,10 +187,19 @@ def test_a_store_reaches_the_answers_rows_by_their_key_and_writes_only_the_rows_
     assert session.fetchall(f"SELECT query_hash, claimed_by, gender FROM {answers} WHERE query_hash IN "
                             "('h0', 'h1', 'h2', 'gone', 'h2499') ORDER BY query_hash") == [
         ("h0", None, "female"), ("h1", "run2", None), ("h2", None, None), ("h2499", None, "male")]
+    assert not incoming.made
+    typed = [Column("probability", "float"), Column("samples", "bigint"), Column("first_name", "text", 255)]
+    assert incoming.write([("h3000", 0.1 + 0.2, 2**40, "Zoë 'Z' \"Ann\""), ("h3001", None, None, None)], typed,
+                          owner="run1", stamp=4.0, credits=1, paid_for="t") == {"h3000", "h3001"}
+    assert session.fetchall(f"SELECT probability, samples, first_name, state FROM {answers} WHERE query_hash IN "
+                            "('h3000', 'h3001') ORDER BY query_hash") == [
+        (0.1 + 0.2, 2**40, "Zoë 'Z' \"Ann\"", "answered"), (None, None, None, "answered")]
 
-    store = d.store_answers(answers, incoming.name, 1, gender, owner="run1", stamp=3.0, credits=1, paid_for="t",
-                            hashes=[f"h{i}" for i in range(20, 30)])
-    plan = session.fetchall("EXPLAIN ANALYZE " + store.replace("RETURNING a.query_hash", ""), commit=False)[0][1]
+    rows = [(f"h{i}", "female") for i in range(20, 30)]
+    store = d.store_answers(answers, incoming.name, 3, gender, owner="run1", stamp=3.0, credits=1, paid_for="t",
+                            source=d.answers_document(["query_hash", "gender"]), hashes=[h for h, _ in rows])
+    plan = session.fetchall("EXPLAIN ANALYZE " + store.replace("RETURNING a.query_hash", ""), [d.json_document(rows)],
+                            commit=False)[0][1]
     assert "Index Scan" in plan, plan
     session.rollback()
     session.shutdown()
