@@ -1,10 +1,11 @@
 """DuckDB (``apache-airflow-providers-duckdb``): an analytical engine in the worker's process, on a file.
 
 What differs from the base: ``INSERT ... ON CONFLICT`` for claims and the fill (it has
-``MERGE`` only from 1.4), bulk loads and stores as one statement over an Arrow table the engine
+``MERGE`` only from 1.4), bulk loads as one statement over an Arrow table the engine
 reads in place (a third of the time of binding lists, which it falls back to, ``UNNEST``, where
-converting would import pandas: :mod:`~airflow_provider_namelookup.warehouse.arrow_rows`), naive
-UTC timestamps, and the connection itself: a DuckDB cursor is a
+converting would import pandas: :mod:`~airflow_provider_namelookup.warehouse.arrow_rows`), stores
+straight from a bound JSON document, a small store's rows reached by the answers' key
+(:meth:`DuckDBDialect.held_by`), naive UTC timestamps, and the connection itself: a DuckDB cursor is a
 second connection with its own temporary tables and transactions, and a connection
 commits every statement unless a transaction was begun, so the run gets a connection
 that hands out itself as its cursor and begins a transaction before a step's first
