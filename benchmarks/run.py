@@ -16,6 +16,7 @@ Example::
     python -m benchmarks.run --only table_duckdb --duck-rows 100000,1000000
     python -m benchmarks.run --only in_task --in-task-rows 1000000 --in-task-latency-rows 20000
     python -m benchmarks.run --only in_task --in-task-warehouses sqlite --in-task-distributions sample
+    python -m benchmarks.run --only in_task --in-task-networks latency --in-task-latency-rows 1000000
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ HERE = Path(__file__).resolve().parent
 IN_TASK_DISTRIBUTIONS = ("first", "sample", "share5", "share35")
 """The in-task cases' name distributions (:mod:`benchmarks.distributions`): share35 only over the WAN, and
 over the WAN above 100,000 rows only first and sample."""
+IN_TASK_NETWORKS = ("loopback", "latency")
+"""The in-task cases' networks: the emulator over loopback, or behind --latency-ms (PostgreSQL's cases)."""
+
 BENCHMARKS = ("in_task", "table", "table_postgres", "table_duckdb", "handwritten", "latency", "hook", "emulator")
 
 FULL: dict[str, Any] = {"rows": (100_000, 1_000_000), "naive_rows": 100_000, "names": 20_000, "repeats": 3,
@@ -98,6 +102,13 @@ def _distributions(text: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     if not names or any(n not in IN_TASK_DISTRIBUTIONS for n in names):
         raise argparse.ArgumentTypeError(f"distributions are {', '.join(IN_TASK_DISTRIBUTIONS)}; got {text!r}")
+    return names
+
+
+def _networks(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names or any(n not in IN_TASK_NETWORKS for n in names):
+        raise argparse.ArgumentTypeError(f"networks are {', '.join(IN_TASK_NETWORKS)}; got {text!r}")
     return names
 
 
@@ -157,6 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--in-task-warehouses", type=_names, default=("postgres", "sqlite", "duckdb"), metavar="LIST",
                         help="inside a task: the warehouses (default postgres,sqlite,duckdb; the WAN cases are "
                              "PostgreSQL's)")
+    parser.add_argument("--in-task-networks", type=_networks, default=IN_TASK_NETWORKS, metavar="LIST",
+                        help="inside a task: the networks, loopback (--in-task-rows) and latency "
+                             "(--in-task-latency-rows) (default loopback,latency: latency alone leaves the "
+                             "loopback cases out)")
     parser.add_argument("--in-task-distributions", type=_distributions, default=IN_TASK_DISTRIBUTIONS,
                         metavar="LIST", help="inside a task: the name distributions (default "
                                              f"{','.join(IN_TASK_DISTRIBUTIONS)}; share35 only over the WAN)")
@@ -183,6 +198,23 @@ def _option(args: argparse.Namespace, name: str) -> Any:
     return (QUICK if args.quick else FULL)[name] if value is None else value
 
 
+def in_task_cases(args: argparse.Namespace) -> tuple[in_task.Case, ...]:
+    """The in-task benchmark's cases the options choose, ``(warehouse, rows, distribution, network)`` each.
+
+    >>> in_task_cases(build_parser().parse_args(["--in-task-networks", "latency", "--in-task-latency-rows",
+    ...                                          "1000000", "--in-task-distributions", "first"]))
+    (('postgres', 1000000, 'first', 'latency'),)
+    """
+    loopback = (((w, size, d, "loopback") for size in _option(args, "in_task_rows")
+                 for w in args.in_task_warehouses for d in ("first", "sample", "share5")
+                 if d in args.in_task_distributions) if "loopback" in args.in_task_networks else ())
+    wan = ((("postgres", size, d, "latency") for size in _option(args, "in_task_latency_rows")
+            for d in (IN_TASK_DISTRIBUTIONS if size <= in_task.BIG_ROWS else ("first", "sample"))
+            if d in args.in_task_distributions and "postgres" in args.in_task_warehouses)
+           if "latency" in args.in_task_networks else ())
+    return (*loopback, *wan)
+
+
 def _plan(args: argparse.Namespace) -> dict[str, Callable[[Path], Section]]:
     table = table_enrichment.TableOptions(sizes=tuple(_option(args, "rows")),
                                           naive_rows=int(_option(args, "naive_rows")), seed=args.seed)
@@ -193,15 +225,10 @@ def _plan(args: argparse.Namespace) -> dict[str, Callable[[Path], Section]]:
         concurrency=args.emulator_concurrency or emulator_throughput.EmulatorOptions.concurrency)
     wan = latency.LatencyOptions(sizes=tuple(_option(args, "latency_rows")), latency_ms=args.latency_ms,
                                  naive_rows=int(_option(args, "latency_naive_rows")), seed=args.seed)
-    in_task_cases = (*((w, size, d, "loopback") for size in _option(args, "in_task_rows")
-                       for w in args.in_task_warehouses for d in ("first", "sample", "share5")
-                       if d in args.in_task_distributions),
-                     *(("postgres", size, d, "latency") for size in _option(args, "in_task_latency_rows")
-                       for d in (IN_TASK_DISTRIBUTIONS if size <= in_task.BIG_ROWS else ("first", "sample"))
-                       if d in args.in_task_distributions and "postgres" in args.in_task_warehouses))
+    cases = in_task_cases(args)
     plans: dict[str, Callable[[Path], Section]] = {
         "in_task": lambda work: in_task.run(in_task.InTaskOptions(
-            cases=in_task_cases, repeats=args.in_task_repeats, big_repeats=args.in_task_big_repeats,
+            cases=cases, repeats=args.in_task_repeats, big_repeats=args.in_task_big_repeats,
             reruns=args.in_task_reruns, latency_ms=args.latency_ms,
             seed=args.seed), work),
         "table": lambda work: table_enrichment.run(table, work),

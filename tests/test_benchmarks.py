@@ -231,6 +231,22 @@ def test_runner_writes_the_report(tmp_path: Path) -> None:
     assert "emulator" in figures["benchmarks"]
 
 
+def test_the_in_task_benchmark_runs_the_networks_chosen() -> None:
+    """``--in-task-networks latency`` leaves the loopback cases out (the 1M-row WAN case alone);
+    both networks by default; a network it does not know is refused."""
+    def cases(*options: str) -> tuple[Any, ...]:
+        return run.in_task_cases(run.build_parser().parse_args(["--in-task-rows", "1000000", "--in-task-latency-rows",
+                                                                "1000000", "--in-task-distributions", "first",
+                                                                *options]))
+
+    assert cases("--in-task-networks", "latency") == (("postgres", 1_000_000, "first", "latency"),)
+    assert cases("--in-task-networks", "loopback", "--in-task-warehouses", "duckdb") == (
+        ("duckdb", 1_000_000, "first", "loopback"),)
+    assert {case[3] for case in cases()} == {"loopback", "latency"}
+    with pytest.raises(SystemExit):
+        cases("--in-task-networks", "wan")
+
+
 def test_postgres_table_benchmark_pays_each_distinct_query_once(tmp_path: Path) -> None:
     from benchmarks import table_postgres
 

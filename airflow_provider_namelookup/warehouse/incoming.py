@@ -68,7 +68,7 @@ class IncomingAnswers:
             self._make(result_columns)
             session.load(self.name, [*columns, "store_no"], [(*row, number) for row in rows])
         update = d.store_answers(self.answers, self.name, number, result_columns, owner=owner, stamp=stamp,
-                                 credits=credits, paid_for=paid_for, source=source)
+                                 credits=credits, paid_for=paid_for, source=source, hashes=[row[0] for row in rows])
         if d.engine.update_returning:
             return {r[0] for r in session.fetchall(update, params, commit=False)}
         if session.execute(update, params) == len(rows):

@@ -92,8 +92,8 @@ class Warehouse:
             hashes = self._chunk_hashes(params[0] if params else None)
             return [(h, "claimed", self.owner) for h in sorted(hashes)], len(hashes)
         if "answered_by" in sql and sql.startswith(("UPDATE", "MERGE")):  # a store writes what it was given
-            if "json_each" in sql:  # straight from the answers' JSON document (SQLite)
-                hashes = [row[0] for row in json.loads(params[0])]  # type: ignore[index]
+            if params:  # straight from the answers' JSON document, its one parameter (SQLite, DuckDB)
+                hashes = [row[0] for row in json.loads(params[0])]
             else:
                 incoming = next(t for t in self.loads if "namelookup_incoming_" in t)
                 columns, rows = self.loads[incoming]

@@ -152,3 +152,54 @@ def test_the_answers_table_has_no_claimed_by_index_and_claims_still_renew_and_re
     assert session.fetchall("SELECT query_hash FROM answers WHERE query_hash LIKE 'h-%'") == [("h-other",)]
     assert session.fetchall("SELECT COUNT(*) FROM answers WHERE state = 'answered'") == [(2,)]
     session.shutdown()
+
+
+def test_a_store_reaches_the_answers_rows_by_their_key_and_writes_only_the_rows_the_run_holds(
+        duckdb_warehouse: Any) -> None:
+    """A store's update names its hashes, so that DuckDB reads the answers table by its key's index
+    (the rows of the store, not all 20,000), and still writes none of the rows another run holds,
+    that nobody holds, or that are gone; a store larger than an index scan reads the table, and
+    writes the same. Its answers come straight from their JSON document, each value cast back to its
+    column's type."""
+    from airflow_provider_namelookup.warehouse.incoming import IncomingAnswers
+    from airflow_provider_namelookup.warehouse.schema import ANSWER_BOOKKEEPING, ANSWER_KEY, ANSWER_RESULTS, Column
+    from airflow_provider_namelookup.warehouse.session import WarehouseSession
+
+    session = WarehouseSession(duckdb_warehouse.hook)
+    d = session.dialect
+    answers = d.quote("answers_by_key")
+    for statement in d.create_table(answers, ANSWER_KEY, (*ANSWER_BOOKKEEPING, *ANSWER_RESULTS)):
+        session.execute(statement)
+    session.execute(f"INSERT INTO {answers} (query_hash, state, claimed_by) SELECT 'h' || i, 'claimed', 'run1' "
+                    "FROM range(20000) t(i)")
+    session.execute(f"UPDATE {answers} SET claimed_by = 'run2' WHERE query_hash = 'h1'")
+    session.execute(f"UPDATE {answers} SET state = 'answered', claimed_by = NULL WHERE query_hash = 'h2'")
+    session.commit()
+    incoming = IncomingAnswers(session, answers, d.temp_name("incoming_by_key"))
+    gender = [Column("gender", "text", 16)]
+    small = [(f"h{i}", "female") for i in range(10)] + [("gone", "female")]
+    assert incoming.write(small, gender, owner="run1", stamp=1.0, credits=1, paid_for="t") == {
+        f"h{i}" for i in range(10) if i not in (1, 2)}
+    session.commit()
+    large = [(f"h{i}", "male") for i in range(10, 2_500)]
+    assert incoming.write(large, gender, owner="run1", stamp=2.0, credits=1, paid_for="t") == {h for h, _ in large}
+    session.commit()
+    assert session.fetchall(f"SELECT query_hash, claimed_by, gender FROM {answers} WHERE query_hash IN "
+                            "('h0', 'h1', 'h2', 'gone', 'h2499') ORDER BY query_hash") == [
+        ("h0", None, "female"), ("h1", "run2", None), ("h2", None, None), ("h2499", None, "male")]
+    assert not incoming.made
+    typed = [Column("probability", "float"), Column("samples", "bigint"), Column("first_name", "text", 255)]
+    assert incoming.write([("h3000", 0.1 + 0.2, 2**40, "Zoë 'Z' \"Ann\""), ("h3001", None, None, None)], typed,
+                          owner="run1", stamp=4.0, credits=1, paid_for="t") == {"h3000", "h3001"}
+    assert session.fetchall(f"SELECT probability, samples, first_name, state FROM {answers} WHERE query_hash IN "
+                            "('h3000', 'h3001') ORDER BY query_hash") == [
+        (0.1 + 0.2, 2**40, "Zoë 'Z' \"Ann\"", "answered"), (None, None, None, "answered")]
+
+    rows = [(f"h{i}", "female") for i in range(20, 30)]
+    store = d.store_answers(answers, incoming.name, 3, gender, owner="run1", stamp=3.0, credits=1, paid_for="t",
+                            source=d.answers_document(["query_hash", "gender"]), hashes=[h for h, _ in rows])
+    plan = session.fetchall("EXPLAIN ANALYZE " + store.replace("RETURNING a.query_hash", ""), [d.json_document(rows)],
+                            commit=False)[0][1]
+    assert "Index Scan" in plan, plan
+    session.rollback()
+    session.shutdown()
