@@ -24,7 +24,9 @@ so two of them conflict and run one after another.
 Example::
 
     dialect = DuckDBDialect(DuckDBHook("warehouse"))
-    dialect.null_safe_equal("t.source_country", "s.country")
+    dialect.lock_answers("namelookup_answers", "SELECT query_hash FROM fixes")   # no FOR UPDATE: a write
+    # 'UPDATE namelookup_answers SET credits = credits WHERE query_hash IN (SELECT query_hash FROM fixes)
+    #  RETURNING query_hash'
 """
 
 from __future__ import annotations
