@@ -15,15 +15,14 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
+from typing import NamedTuple
 
 from airflow_provider_namelookup.facts import PUBLISHED
 
 
-@dataclass(frozen=True)
-class Country:
-    """One row of the spec's country table."""
+class Country(NamedTuple):
+    """One row of the spec's country table, as published."""
 
     code: str
     name: str

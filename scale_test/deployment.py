@@ -49,7 +49,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 
@@ -97,9 +97,8 @@ class DeploymentOptions:
     credits: int = 10_000_000
 
 
-@dataclass(frozen=True)
-class TaskTry:
-    """One try of one task instance, from the metadata database."""
+class TaskTry(NamedTuple):
+    """One try of one task instance: a row of the metadata database's ``task_instance`` table, as read."""
 
     task_id: str
     map_index: int
