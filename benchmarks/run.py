@@ -90,34 +90,26 @@ def _latency_range(text: str) -> tuple[float, float]:
     return bounds
 
 
-def _benchmarks(text: str) -> tuple[str, ...]:
-    chosen = tuple(part.strip() for part in text.split(",") if part.strip())
-    unknown = set(chosen) - set(BENCHMARKS)
-    if unknown or not chosen:
-        raise argparse.ArgumentTypeError(f"choose among {', '.join(BENCHMARKS)}; got {text!r}")
-    return chosen
+def _list_of(kind: str, allowed: Sequence[str]) -> Callable[[str], tuple[str, ...]]:
+    """A parser of a comma-separated list of ``allowed`` names, refusing any other naming what ``kind`` may be.
+
+    >>> _list_of("networks", ("loopback", "latency"))("latency, loopback")
+    ('latency', 'loopback')
+    """
+
+    def parse(text: str) -> tuple[str, ...]:
+        names = tuple(n.strip() for n in text.split(",") if n.strip())
+        if not names or any(n not in allowed for n in names):
+            raise argparse.ArgumentTypeError(f"{kind} are {', '.join(allowed)}; got {text!r}")
+        return names
+
+    return parse
 
 
-def _distributions(text: str) -> tuple[str, ...]:
-    names = tuple(n.strip() for n in text.split(",") if n.strip())
-    if not names or any(n not in IN_TASK_DISTRIBUTIONS for n in names):
-        raise argparse.ArgumentTypeError(f"distributions are {', '.join(IN_TASK_DISTRIBUTIONS)}; got {text!r}")
-    return names
-
-
-def _networks(text: str) -> tuple[str, ...]:
-    names = tuple(n.strip() for n in text.split(",") if n.strip())
-    if not names or any(n not in IN_TASK_NETWORKS for n in names):
-        raise argparse.ArgumentTypeError(f"networks are {', '.join(IN_TASK_NETWORKS)}; got {text!r}")
-    return names
-
-
-def _names(text: str) -> tuple[str, ...]:
-    names = tuple(n.strip() for n in text.split(",") if n.strip())
-    unknown = [n for n in names if n not in versus_handwritten.WAREHOUSES]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"warehouses are {', '.join(versus_handwritten.WAREHOUSES)}; got {text!r}")
-    return names
+_benchmarks = _list_of("benchmarks", BENCHMARKS)
+_distributions = _list_of("distributions", IN_TASK_DISTRIBUTIONS)
+_networks = _list_of("networks", IN_TASK_NETWORKS)
+_names = _list_of("warehouses", versus_handwritten.WAREHOUSES)
 
 
 def build_parser() -> argparse.ArgumentParser:
