@@ -15,14 +15,16 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import NamedTuple
 
 from airflow_provider_namelookup.facts import PUBLISHED
 
 
-class Country(NamedTuple):
-    """One row of the spec's country table, as published."""
+@dataclass(frozen=True)
+class Country:
+    """One row of the spec's country table: a code, its English name, and the two regions the
+    service names in a ``country_of_origin`` element (statistical, such as Western Europe, and continental)."""
 
     code: str
     name: str
