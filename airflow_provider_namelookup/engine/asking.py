@@ -7,7 +7,7 @@ back at once. While lookups run, progress lines are logged and the run's leases 
 
 Example::
 
-    asker = Asker(service, LookupKind.GENDER, cache, ledger, progress, log, claimer)
+    asker = Asker(service, LookupKind.GENDER, state, claimer)   # state: the run's RunState
     await asker.ask(to_claim, budget)
 """
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,10 +22,10 @@ from airflow_provider_namelookup.contract import LookupKind
 from airflow_provider_namelookup.engine.answerer import QueryAnswerer
 from airflow_provider_namelookup.engine.budget import CreditBudget
 from airflow_provider_namelookup.engine.claiming import Claimer
-from airflow_provider_namelookup.engine.ledger import HOLDING, Ledger, QueryState
-from airflow_provider_namelookup.engine.ports import AnswerCache, Claim, LookupService
-from airflow_provider_namelookup.engine.progress import RunProgress
+from airflow_provider_namelookup.engine.ledger import HOLDING, QueryState
+from airflow_provider_namelookup.engine.ports import Claim, LookupService
 from airflow_provider_namelookup.engine.queues import HashQueue, WonQueue
+from airflow_provider_namelookup.engine.state import RunState
 from airflow_provider_namelookup.engine.writeback import WriteBack
 
 _CLAIMS_AHEAD = 1
@@ -38,28 +37,23 @@ class Asker:
 
     :param service: the service (the async hook).
     :param lookup: the run's lookup.
-    :param cache: where answers are stored and claims given back.
-    :param ledger: the run's ledger.
-    :param progress: the run's counts.
+    :param state: the run's shared state (:class:`~.state.RunState`): answers are stored and claims
+        given back in its cache, noted in its ledger, counted in its progress.
     :param claimer: makes the claims whose won hashes are asked.
     """
 
-    def __init__(self, service: LookupService, lookup: LookupKind, cache: AnswerCache, ledger: Ledger,
-                 progress: RunProgress, log: logging.Logger | Any, claimer: Claimer) -> None:
+    def __init__(self, service: LookupService, lookup: LookupKind, state: RunState, claimer: Claimer) -> None:
         self.service = service
         self.lookup = lookup
-        self.cache = cache
-        self.ledger = ledger
-        self.progress = progress
-        self.log = log
+        self.state = state
         self.claimer = claimer
 
     async def ask(self, to_claim: HashQueue, budget: CreditBudget) -> None:
         """Claim ahead (a producer) while what was claimed is asked (the consumer)."""
-        answerer = QueryAnswerer(self.service, self.lookup, budget, self.progress)
+        answerer = QueryAnswerer(self.service, self.lookup, budget, self.state.progress)
         won: WonQueue = asyncio.Queue(maxsize=_CLAIMS_AHEAD)
-        writeback = WriteBack(self.cache.store, interval=self.cache.store_every, batch=self.cache.store_batch,
-                              on_stored=self._stored)
+        cache = self.state.cache
+        writeback = WriteBack(cache.store, interval=cache.store_every, batch=cache.store_batch, on_stored=self._stored)
         claiming = asyncio.create_task(self.claimer.claim_all(to_claim, won, budget))
         try:
             while True:
@@ -80,38 +74,38 @@ class Asker:
             await writeback.drain()
 
     def _stored(self, answers: Mapping[str, Any], kept: set[str]) -> None:
-        self.ledger.move(kept, QueryState.PAID)
+        self.state.ledger.move(kept, QueryState.PAID)
         if late := [h for h in answers if h not in kept]:
-            self.ledger.move(late, QueryState.TAKEN_OVER)
-            self.log.warning("%d answers came after their claims had expired and been taken over by another run: "
+            self.state.ledger.move(late, QueryState.TAKEN_OVER)
+            self.state.log.warning("%d answers came after their claims had expired and been taken over by another run: "
                              "raise lease_seconds", len(late))
 
     async def _send(self, claim: Claim, mine: list[str], answerer: QueryAnswerer, writeback: WriteBack) -> None:
-        self.ledger.move(mine, QueryState.ASKED)
+        self.state.ledger.move(mine, QueryState.ASKED)
         received = 0
         try:
-            async for chunk in answerer.answer({h: self.ledger.query(h) for h in mine}):
+            async for chunk in answerer.answer({h: self.state.ledger.query(h) for h in mine}):
                 received += len(chunk)
                 await writeback.add(chunk)
         finally:
-            self.ledger.move(answerer.deferred, QueryState.DEFERRED)
+            self.state.ledger.move(answerer.deferred, QueryState.DEFERRED)
             answerer.deferred.clear()
             if received < len(mine):  # not granted by the budget, or a failure: free them now
                 await writeback.drain()
-                await self.cache.release(claim)
-                self.ledger.move(mine, QueryState.RELEASED, only_from=HOLDING)
+                await self.state.cache.release(claim)
+                self.state.ledger.move(mine, QueryState.RELEASED, only_from=HOLDING)
 
     async def renew_leases(self, every: float) -> None:
         """Extend the run's leases every ``every`` seconds (until cancelled)."""
         while True:
             await asyncio.sleep(every)
-            await self.cache.renew()
+            await self.state.cache.renew()
 
     async def report(self) -> None:
         """Progress lines while looking up: lookups done, credits, requests in flight, latency (until cancelled)."""
         while True:
-            await asyncio.sleep(self.progress.interval)
+            await asyncio.sleep(self.state.progress.interval)
             network = self.service.network()
-            self.progress.in_flight, self.progress.concurrency = network.in_flight, network.allowed
-            self.progress.latency_ms = network.latency_ms
-            self.log.info("Progress: %s", self.progress.lookup_line())
+            self.state.progress.in_flight, self.state.progress.concurrency = network.in_flight, network.allowed
+            self.state.progress.latency_ms = network.latency_ms
+            self.state.log.info("Progress: %s", self.state.progress.lookup_line())

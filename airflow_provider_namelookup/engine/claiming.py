@@ -3,7 +3,7 @@ goes to the asking, what another run holds is looked at again until it is answer
 
 Example::
 
-    claimer = Claimer(cache, ledger, price=1, poll_seconds=1.0)
+    claimer = Claimer(state, poll_seconds=1.0)   # state: the run's RunState
     await claimer.claim_all(to_claim, won, budget)     # to_claim: pages of hashes, then None
 """
 
@@ -12,24 +12,22 @@ from __future__ import annotations
 import asyncio
 
 from airflow_provider_namelookup.engine.budget import CreditBudget
-from airflow_provider_namelookup.engine.ledger import TO_CLAIM, Ledger, QueryState
-from airflow_provider_namelookup.engine.ports import AnswerCache, Claim
+from airflow_provider_namelookup.engine.ledger import TO_CLAIM, QueryState
+from airflow_provider_namelookup.engine.ports import Claim
 from airflow_provider_namelookup.engine.queues import HashQueue, WonQueue
+from airflow_provider_namelookup.engine.state import RunState
 
 
 class Claimer:
     """Claims a run's hashes (see the module docstring).
 
-    :param cache: where claims are made.
-    :param ledger: the run's ledger (each claim's outcome is noted there).
-    :param price: credits per query (a claim the budget cannot pay is deferred, not made).
+    :param state: the run's shared state (:class:`~.state.RunState`): claims are made in its cache,
+        each outcome noted in its ledger, and a claim its budget cannot pay at its price is deferred.
     :param poll_seconds: how often claims other runs hold are looked at again.
     """
 
-    def __init__(self, cache: AnswerCache, ledger: Ledger, *, price: int, poll_seconds: float) -> None:
-        self.cache = cache
-        self.ledger = ledger
-        self.price = price
+    def __init__(self, state: RunState, *, poll_seconds: float) -> None:
+        self.state = state
         self.poll_seconds = poll_seconds
 
     async def claim_all(self, to_claim: HashQueue, won: WonQueue, budget: CreditBudget) -> None:
@@ -48,29 +46,29 @@ class Claimer:
                 if hashes is None:
                     reading = False
                 elif hashes:
-                    pending += self.cache.plan_claims(hashes)
+                    pending += self.state.cache.plan_claims(hashes)
                     continue
                 if not waiting:
                     continue
             if pending:
                 claim = pending.pop(0)
-                if budget.exhausted(self.price):
-                    self.ledger.move(claim.hashes, QueryState.DEFERRED, only_from=TO_CLAIM)
+                if budget.exhausted(self.state.price):
+                    self.state.ledger.move(claim.hashes, QueryState.DEFERRED, only_from=TO_CLAIM)
                     continue
             else:
                 if not reading:
                     await asyncio.sleep(self.poll_seconds)
                 claim = waiting.pop(0)
             mine = await self.settle(claim)
-            if any(self.ledger.state(h) is QueryState.HELD for h in claim.hashes):
+            if any(self.state.ledger.state(h) is QueryState.HELD for h in claim.hashes):
                 waiting.append(claim)
             if mine:
                 await won.put((claim, mine))
 
     async def settle(self, claim: Claim) -> list[str]:
         """Claim ``claim`` in the cache and note what it found; the hashes this run now holds."""
-        outcome = await self.cache.claim(claim)
-        self.ledger.move(outcome.answered, QueryState.ANSWERED, only_from=TO_CLAIM)
-        self.ledger.move(outcome.held_by_others, QueryState.HELD, only_from=TO_CLAIM)
+        outcome = await self.state.cache.claim(claim)
+        self.state.ledger.move(outcome.answered, QueryState.ANSWERED, only_from=TO_CLAIM)
+        self.state.ledger.move(outcome.held_by_others, QueryState.HELD, only_from=TO_CLAIM)
         won = set(outcome.mine)
-        return self.ledger.move([h for h in claim.hashes if h in won], QueryState.CLAIMED, only_from=TO_CLAIM)
+        return self.state.ledger.move([h for h in claim.hashes if h in won], QueryState.CLAIMED, only_from=TO_CLAIM)

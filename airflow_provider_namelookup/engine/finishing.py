@@ -9,21 +9,19 @@ have cost) before the summary.
 
 Example::
 
-    finisher = Finisher(planner, cache, sink, spending, ledger, progress, log, plan_only=False)
+    finisher = Finisher(planner, sink, spending, state, plan_only=False)   # state: the run's RunState
     await finisher.finish(failure)        # failure: the error the run stopped on, or None
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
-from typing import Any
 
 from airflow_provider_namelookup.engine.ledger import ANSWERED_STATES, HOLDING, Ledger, QueryState
-from airflow_provider_namelookup.engine.ports import AnswerCache, Question, RunOutcome, Sink, StatementCounts
-from airflow_provider_namelookup.engine.progress import RunProgress
+from airflow_provider_namelookup.engine.ports import Question, RunOutcome, Sink, StatementCounts
 from airflow_provider_namelookup.engine.reading import PagePlanner
 from airflow_provider_namelookup.engine.spending import Spending
+from airflow_provider_namelookup.engine.state import RunState
 
 
 def run_outcome(questions: list[Question], ledger: Ledger) -> RunOutcome:
@@ -36,23 +34,22 @@ class Finisher:
     """The end of one run (see the module docstring).
 
     :param planner: the run's questions.
+    :param sink: what the run fills (a target table, an XCom list).
+    :param spending: the run's spending (what its lost answers may have cost is kept through it).
+    :param state: the run's shared state (:class:`~.state.RunState`): the cache closed, the ledger read.
     :param plan_only: the run spends and writes nothing (nothing to give back or fill).
     :param statements: the warehouse's statement counts, for the summary.
     :param on_failure: told of the error, the queries paid for and the credits answers lost on the way
         may have cost, when the run failed.
     """
 
-    def __init__(self, planner: PagePlanner, cache: AnswerCache, sink: Sink, spending: Spending, ledger: Ledger,
-                 progress: RunProgress, log: logging.Logger | Any, *, plan_only: bool,
+    def __init__(self, planner: PagePlanner, sink: Sink, spending: Spending, state: RunState, *, plan_only: bool,
                  statements: StatementCounts | None = None,
                  on_failure: Callable[[BaseException, int, int], None] | None = None) -> None:
         self.planner = planner
-        self.cache = cache
         self.sink = sink
         self.spending = spending
-        self.ledger = ledger
-        self.progress = progress
-        self.log = log
+        self.state = state
         self.plan_only = plan_only
         self.statements = statements
         self.on_failure = on_failure
@@ -66,30 +63,31 @@ class Finisher:
         try:
             try:
                 if not self.plan_only and fill:
-                    if self.ledger.count(*HOLDING):
-                        await self.cache.release()
-                        self.ledger.move(self.ledger.hashes(*HOLDING), QueryState.RELEASED)
-                    await self.sink.fill(run_outcome(self.planner.questions, self.ledger))
+                    if self.state.ledger.count(*HOLDING):
+                        await self.state.cache.release()
+                        self.state.ledger.move(self.state.ledger.hashes(*HOLDING), QueryState.RELEASED)
+                    await self.sink.fill(run_outcome(self.planner.questions, self.state.ledger))
             finally:
                 await self.spending.forget_remaining_ahead()
                 try:
-                    if not self.plan_only and self.progress.credits_maybe_charged:
-                        await self.cache.keep_lost(self.progress.credits_maybe_charged)
+                    if not self.plan_only and self.state.progress.credits_maybe_charged:
+                        await self.state.cache.keep_lost(self.state.progress.credits_maybe_charged)
                 finally:
-                    await self.cache.close()
+                    await self.state.cache.close()
         except BaseException as err:
             if failure is None:
                 failure = err
                 raise
-            self.log.error("While stopping: %s", err)
+            self.state.log.error("While stopping: %s", err)
         finally:
             self._count_outcomes()
             if failure is not None and self.on_failure is not None:
-                self.on_failure(failure, self.ledger.count(QueryState.PAID), self.progress.credits_maybe_charged)
-            self.progress.log_summary(self.log)
+                self.on_failure(failure, self.state.ledger.count(QueryState.PAID),
+                                self.state.progress.credits_maybe_charged)
+            self.state.progress.log_summary(self.state.log)
 
     def _count_outcomes(self) -> None:
-        p, ledger = self.progress, self.ledger
+        p, ledger = self.state.progress, self.state.ledger
         p.rows_enriched = ledger.rows(*ANSWERED_STATES)
         p.cache_hits = ledger.rows(QueryState.CACHED, QueryState.ANSWERED)
         p.rows_deferred = ledger.rows(QueryState.DEFERRED)

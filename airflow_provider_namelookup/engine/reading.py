@@ -6,7 +6,7 @@ it has an answer for; the rest is the run's need (:attr:`PagePlanner.to_ask`).
 
 Example::
 
-    planner = PagePlanner(rules, source, cache, ledger, progress, log)
+    planner = PagePlanner(rules, source, state)   # state: the run's RunState
     await planner.read(pages)                 # every page planned, the need sorted out at the end
     planner.to_ask                            # the hashes to claim and ask
 """
@@ -14,16 +14,14 @@ Example::
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
 
 from airflow_provider_namelookup.engine.invalid import InvalidValues
-from airflow_provider_namelookup.engine.ledger import Ledger, QueryState
+from airflow_provider_namelookup.engine.ledger import QueryState
 from airflow_provider_namelookup.engine.plan import QueryRules, plan_value
-from airflow_provider_namelookup.engine.ports import AnswerCache, Question, QuestionSource, SourceValue
-from airflow_provider_namelookup.engine.progress import RunProgress
+from airflow_provider_namelookup.engine.ports import Question, QuestionSource, SourceValue
 from airflow_provider_namelookup.engine.queues import HashQueue
+from airflow_provider_namelookup.engine.state import RunState
 
 
 class PagePlanner:
@@ -31,21 +29,16 @@ class PagePlanner:
 
     :param rules: how values become queries.
     :param source: the run's source (its row count, read at the end).
-    :param cache: the answer cache (it learns each page's questions).
-    :param ledger: the run's ledger (every distinct query enters it here).
-    :param progress: the run's counts.
-    :param log: where invalid values are told, folded by rule.
+    :param state: the run's shared state (:class:`~.state.RunState`): the cache learns each page's
+        questions, every distinct query enters the ledger here, invalid values are told in the log.
     :param log_values: its lines show an example value beside the key (else the key alone).
     """
 
-    def __init__(self, rules: QueryRules, source: QuestionSource, cache: AnswerCache, ledger: Ledger,
-                 progress: RunProgress, log: logging.Logger | Any, *, log_values: bool = False) -> None:
+    def __init__(self, rules: QueryRules, source: QuestionSource, state: RunState, *,
+                 log_values: bool = False) -> None:
         self.rules = rules
         self.source = source
-        self.cache = cache
-        self.ledger = ledger
-        self.progress = progress
-        self.log = log
+        self.state = state
         self.questions: list[Question] = []
         """Every planned value, in the order read (the sink's input)."""
         self.to_ask: list[str] = []
@@ -59,13 +52,14 @@ class PagePlanner:
         page = [plan_value(value, self.rules) for value in values]
         self.questions += page
         new: list[str] = []
+        progress, ledger = self.state.progress, self.state.ledger
         for question in page:
-            self.progress.rows_read += question.rows
+            progress.rows_read += question.rows
             if question.query is None:
                 assert question.error is not None
-                self.progress.rows_invalid += question.rows
+                progress.rows_invalid += question.rows
                 self.invalid.note(question.error, question)
-            elif self.ledger.add(question.query_hash, question.query.with_id(None), rows=question.rows):
+            elif ledger.add(question.query_hash, question.query.with_id(None), rows=question.rows):
                 new.append(question.query_hash)
         return page, new
 
@@ -84,12 +78,12 @@ class PagePlanner:
         """Hand the questions to the cache; mark the new hashes it has an answer for; the others."""
         if not page:
             return []
-        await self.cache.register(page)
-        answered = await self.cache.answered(new) if new else set()
-        self.ledger.move(answered, QueryState.CACHED)
+        await self.state.cache.register(page)
+        answered = await self.state.cache.answered(new) if new else set()
+        self.state.ledger.move(answered, QueryState.CACHED)
         to_ask = [h for h in new if h not in answered]
         self.to_ask += to_ask
-        self.progress.distinct_queries = len(self.to_ask)
+        self.state.progress.distinct_queries = len(self.to_ask)
         return to_ask
 
     async def read(self, pages: AsyncIterator[Sequence[SourceValue]], to_claim: HashQueue | None = None, *,
@@ -110,13 +104,13 @@ class PagePlanner:
                     # next page (already read, where the source is read whole first) is planned
                     await asyncio.sleep(0)
                 if tell_progress:
-                    self.progress.tick(self.log)
+                    self.state.progress.tick(self.state.log)
             if to_claim is None:
-                await self.find_answered(self.questions, self.ledger.hashes(QueryState.NEW))
-            self.progress.lookups_while_reading = self.progress.lookups if to_claim is not None else 0
+                await self.find_answered(self.questions, self.state.ledger.hashes(QueryState.NEW))
+            self.state.progress.lookups_while_reading = self.state.progress.lookups if to_claim is not None else 0
         finally:
             if to_claim is not None:
                 await to_claim.put(None)
-        self.progress.rows_unchanged = self.source.total_rows - self.progress.rows_read
-        self.progress.rows_read = self.source.total_rows
-        self.invalid.log(self.log, self.progress.label)
+        self.state.progress.rows_unchanged = self.source.total_rows - self.state.progress.rows_read
+        self.state.progress.rows_read = self.source.total_rows
+        self.invalid.log(self.state.log, self.state.progress.label)

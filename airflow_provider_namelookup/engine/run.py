@@ -16,10 +16,11 @@ claim → ask → store → fill.
    (:mod:`.writeback`). What the budget does not cover is released.
 5. **Fill** — the sink writes every row whose question is answered or invalid.
 
-The run is the orchestration of four pieces, each a module: reading and planning
+The run is the orchestration of five pieces, each a module: reading and planning
 (:class:`~.reading.PagePlanner`), spending (:class:`~.spending.Spending`), claiming
 (:class:`~.claiming.Claimer`), asking (:class:`~.asking.Asker`) and finishing
-(:class:`~.finishing.Finisher`).
+(:class:`~.finishing.Finisher`). What they share (the answer cache, the ledger, the counts, the
+log and the price of a query) is one value, the run's :class:`~.state.RunState`, handed to each.
 
 A run works in one of two modes. It **reads, then asks** (:meth:`LookupRun._read_then_ask`):
 the whole source is read and planned, the exact need checked, then the lookups start. Or,
@@ -80,6 +81,7 @@ from airflow_provider_namelookup.engine.progress import RunProgress
 from airflow_provider_namelookup.engine.queues import HashQueue
 from airflow_provider_namelookup.engine.reading import PagePlanner
 from airflow_provider_namelookup.engine.spending import Spending
+from airflow_provider_namelookup.engine.state import RunState
 from airflow_provider_namelookup.heap import older_objects_left_alone
 
 
@@ -103,24 +105,45 @@ class LookupRun:
                  on_failure: Callable[[BaseException, int, int], None] | None = None) -> None:
         self.lookup: LookupKind = rules.lookup
         self.source = source
-        self.cache = cache
         self.sink = sink
         self.service = service
-        self.log = log
         self.options = options = options or RunOptions()
-        self.progress = RunProgress(label=label or source.label, interval=options.progress_interval,
-                                    reads_pages=getattr(source, "reads_pages", False), calls=service.counters)
-        self.ledger = Ledger()
-        self.price = self.lookup.credits_per_query
-        self.planner = PagePlanner(rules, source, cache, self.ledger, self.progress, log,
-                                   log_values=options.log_values)
-        self.spending = Spending(service, options, cache, source, self.price, log)
-        claimer = Claimer(cache, self.ledger, price=self.price, poll_seconds=options.poll_seconds)
-        self.asker = Asker(service, self.lookup, cache, self.ledger, self.progress, log, claimer)
-        self.finisher = Finisher(self.planner, cache, sink, self.spending, self.ledger, self.progress, log,
-                                 plan_only=options.plan_only, statements=statements, on_failure=on_failure)
+        progress = RunProgress(label=label or source.label, interval=options.progress_interval,
+                               reads_pages=getattr(source, "reads_pages", False), calls=service.counters)
+        self.state = state = RunState(cache, Ledger(), progress, log, self.lookup.credits_per_query)
+        """What the run's pieces share, handed to each."""
+        self.planner = PagePlanner(rules, source, state, log_values=options.log_values)
+        self.spending = Spending(service, options, source, state)
+        claimer = Claimer(state, poll_seconds=options.poll_seconds)
+        self.asker = Asker(service, self.lookup, state, claimer)
+        self.finisher = Finisher(self.planner, sink, self.spending, state, plan_only=options.plan_only,
+                                 statements=statements, on_failure=on_failure)
         self._made = False
         """The sink and the cache this run had to make are made."""
+
+    @property
+    def cache(self) -> AnswerCache:
+        """The answer cache the run claims in and stores into."""
+        return self.state.cache
+
+    @property
+    def ledger(self) -> Ledger:
+        """Each distinct query's state in this run."""
+        return self.state.ledger
+
+    @property
+    def progress(self) -> RunProgress:
+        """The run's counts (its summary at the end)."""
+        return self.state.progress
+
+    @property
+    def log(self) -> logging.Logger | Any:
+        return self.state.log
+
+    @property
+    def price(self) -> int:
+        """Credits per query of the run's lookup."""
+        return self.state.price
 
     @property
     def questions(self) -> list[Question]:

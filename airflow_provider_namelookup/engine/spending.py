@@ -3,7 +3,7 @@
 
 Example::
 
-    spending = Spending(service, options, cache, source, price=1, log=log)
+    spending = Spending(service, options, source, state)   # state: the run's RunState
     await spending.will_create()                     # a first run: on its way while the source is read
     budget = await spending.decide(needed=40)        # CreditBudget: allowance, short, limited_by
 """
@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from dataclasses import dataclass, field
-from typing import Any
 
 from airflow_provider_namelookup.engine.budget import CreditBudget, InsufficientCreditsMode, decide_budget
 from airflow_provider_namelookup.engine.options import RunOptions
-from airflow_provider_namelookup.engine.ports import AnswerCache, LookupService, QuestionSource
+from airflow_provider_namelookup.engine.ports import LookupService, QuestionSource
+from airflow_provider_namelookup.engine.state import RunState
 
 
 @dataclass
@@ -27,17 +26,15 @@ class Spending:
 
     :param service: asked for the account's remaining credits (a free call).
     :param options: ``max_credits``, what earlier tries spent, the mode when short.
-    :param cache: a fresh cache (its first run) makes the remaining credits worth asking ahead.
     :param source: its bound on the need decides whether a run may ask while it reads.
-    :param price: credits per query.
+    :param state: the run's shared state (:class:`~.state.RunState`): a fresh cache (its first run)
+        makes the remaining credits worth asking ahead; the price of a query; the log.
     """
 
     service: LookupService
     options: RunOptions
-    cache: AnswerCache
     source: QuestionSource
-    price: int
-    log: logging.Logger | Any
+    state: RunState
     remaining_credits: int | None = None
     _remaining_asked: asyncio.Task[int] | None = field(default=None, repr=False)
     _spent_earlier: int | None = None
@@ -69,7 +66,7 @@ class Spending:
         against the account and the cache holds no answer yet (its first run), so every valid
         question is new. Over a WAN this takes a round trip off the run; a cache that may
         answer everything is not asked ahead (its run may need no call at all)."""
-        if self.cache.fresh:  # an answer cache that starts empty (the XCom operators' on a first try)
+        if self.state.cache.fresh:  # an answer cache that starts empty (the XCom operators' on a first try)
             await self._ask_ahead()
 
     async def _ask_ahead(self) -> None:
@@ -94,8 +91,9 @@ class Spending:
             return limit
         if self._spent_earlier is None:
             self._spent_earlier = await earlier()
-            self.log.info("max_credits=%d covers every try of this task in its DAG run: %d spent by earlier tries, "
-                          "%d left for this one", limit, self._spent_earlier, max(0, limit - self._spent_earlier))
+            self.state.log.info("max_credits=%d covers every try of this task in its DAG run: %d spent by earlier "
+                                "tries, %d left for this one", limit, self._spent_earlier,
+                                max(0, limit - self._spent_earlier))
         return max(0, limit - self._spent_earlier)
 
     async def decide(self, needed: int, *, mode: InsufficientCreditsMode | None = None) -> CreditBudget:
@@ -118,5 +116,5 @@ class Spending:
         bound = self.source.distinct_bound
         if self.options.plan_only or not self.source.asks_while_reading or bound is None or bound <= first_page:
             return None
-        trial = await self.decide(bound * self.price, mode="partial")  # a bound that does not fit: read first
+        trial = await self.decide(bound * self.state.price, mode="partial")  # a bound that does not fit: read first
         return None if trial.short else trial
