@@ -122,30 +122,6 @@ class LookupRun:
         """The sink and the cache this run had to make are made."""
 
     @property
-    def cache(self) -> AnswerCache:
-        """The answer cache the run claims in and stores into."""
-        return self.state.cache
-
-    @property
-    def ledger(self) -> Ledger:
-        """Each distinct query's state in this run."""
-        return self.state.ledger
-
-    @property
-    def progress(self) -> RunProgress:
-        """The run's counts (its summary at the end)."""
-        return self.state.progress
-
-    @property
-    def log(self) -> logging.Logger | Any:
-        return self.state.log
-
-    @property
-    def price(self) -> int:
-        """Credits per query of the run's lookup."""
-        return self.state.price
-
-    @property
     def questions(self) -> list[Question]:
         """Every planned value, in the order read (the sink's input)."""
         return self.planner.questions
@@ -160,19 +136,19 @@ class LookupRun:
         return self.planner.invalid
 
     def _log_plan(self, *, bound: int | None = None) -> None:
-        p = self.progress
+        p = self.state.progress
         if bound is not None:
-            self.log.info("Plan for %s: looking up while reading; at most %d credits (every distinct value a new "
+            self.state.log.info("Plan for %s: looking up while reading; at most %d credits (every distinct value a new "
                           "query), checked against the budget before anything is spent", p.label, bound)
             return
         if not self.to_ask and not p.rows_read - p.rows_unchanged:
-            self.log.info("Plan for %s: all %d rows unchanged, nothing to look up", p.label, p.rows_unchanged)
+            self.state.log.info("Plan for %s: all %d rows unchanged, nothing to look up", p.label, p.rows_unchanged)
             return
         mode = "plan only, nothing will be spent: " if self.options.plan_only else ""
-        self.log.info("Plan for %s: %s%d rows to enrich (%d unchanged, %d invalid), %d distinct new queries "
+        self.state.log.info("Plan for %s: %s%d rows to enrich (%d unchanged, %d invalid), %d distinct new queries "
                       "(%d credits), %d already answered in %s", p.label, mode, p.rows_read - p.rows_unchanged,
                       p.rows_unchanged, p.rows_invalid, len(self.to_ask), p.credits_needed,
-                      self.ledger.count(QueryState.CACHED), self.cache.name)
+                      self.state.ledger.count(QueryState.CACHED), self.state.cache.name)
 
     # The run's two modes ------------------------------------------------------------------------------------
     async def _pages(self) -> AsyncGenerator[Sequence[SourceValue]]:
@@ -181,21 +157,21 @@ class LookupRun:
         own = self.source.reads_while_writing and not self.options.plan_only
         async with contextlib.aclosing(self.source.pages(own_connection=own)) as pages:
             async for values in pages:
-                self.progress.pages += 1
+                self.state.progress.pages += 1
                 yield values
 
     async def _read_then_ask(self, pages: AsyncIterator[Sequence[SourceValue]], *, making: bool) -> None:
         """Read and plan everything, check the exact need, make what is missing (``making``), then ask."""
         await self.planner.read(pages)
-        self.progress.credits_needed = len(self.to_ask) * self.price
+        self.state.progress.credits_needed = len(self.to_ask) * self.state.price
         self._log_plan()
         if self.options.plan_only:
             return
-        budget = await self.spending.decide(self.progress.credits_needed)
+        budget = await self.spending.decide(self.state.progress.credits_needed)
         if making:
             await self._make_sink_and_cache()
         if budget.short:
-            self.log.warning("Only %s of the %d credits needed may be spent (limited by %s); the rest is left "
+            self.state.log.warning("Only %s of the %d credits needed may be spent (limited by %s); the rest is left "
                              "for the next run", budget.allowance, budget.needed, budget.limited_by)
         to_claim: HashQueue = asyncio.Queue()
         to_claim.put_nowait(self.to_ask)
@@ -217,7 +193,7 @@ class LookupRun:
                 reader.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await reader
-        self.progress.credits_needed = len(self.to_ask) * self.price
+        self.state.progress.credits_needed = len(self.to_ask) * self.state.price
         self._log_plan()
         self._if_stopped(budget)
 
@@ -229,13 +205,13 @@ class LookupRun:
             return
         if self.options.on_insufficient_credits == "fail":
             raise budget.stopped
-        self.log.warning("Name Lookup: %s", budget.stopped.detail)
+        self.state.log.warning("Name Lookup: %s", budget.stopped.detail)
 
     async def _looking_up(self, asking: Any) -> None:
         """Await ``asking`` with the helpers of the lookups beside it: progress lines and lease renewals."""
         helpers = [asyncio.create_task(self.asker.report())]
-        if self.cache.lease_seconds:
-            helpers.append(asyncio.create_task(self.asker.renew_leases(self.cache.lease_seconds / 3)))
+        if self.state.cache.lease_seconds:
+            helpers.append(asyncio.create_task(self.asker.renew_leases(self.state.cache.lease_seconds / 3)))
         try:
             await asking
         finally:
@@ -250,11 +226,11 @@ class LookupRun:
             return await self._run()
 
     async def _run(self) -> RunProgress:
-        self.log.info("Name Lookup service: %s", self.service.shown_url)
+        self.state.log.info("Name Lookup service: %s", self.service.shown_url)
         if not await self.source.prepare():
-            self.log.info("Source %s is empty: nothing to enrich", self.source.label)
-            self.progress.log_summary(self.log)
-            return self.progress
+            self.state.log.info("Source %s is empty: nothing to enrich", self.source.label)
+            self.state.progress.log_summary(self.state.log)
+            return self.state.progress
         making = await self._look_for_sink_and_cache()
         if making:
             await self.spending.will_create()
@@ -290,7 +266,7 @@ class LookupRun:
             await source_pages.aclose()
             # a sink still to be made when the run stopped (a budget refusal) is not made to hold its rows
             await self.finisher.finish(failure, fill=not making or self._made)
-        return self.progress
+        return self.state.progress
 
     async def _look_for_sink_and_cache(self) -> bool:
         """Look for the sink and the cache (nothing is written); True when one must be made.
@@ -302,14 +278,14 @@ class LookupRun:
         the reading of the first page. A run whose sink and cache exist asks nothing here (a rerun
         that needs no lookup sends no request at all); before its first lookup the budget's
         statistic call checks the token."""
-        ready = [await self.sink.prepare(create=False), await self.cache.prepare(create=False)]
+        ready = [await self.sink.prepare(create=False), await self.state.cache.prepare(create=False)]
         return not all(ready) and not self.options.plan_only
 
     async def _make_sink_and_cache(self) -> None:
         """Once the statistic call answered (:meth:`.Spending.before_creating`), make what is missing."""
         await self.spending.before_creating()
         await self.sink.prepare(create=True)
-        await self.cache.prepare(create=True)
+        await self.state.cache.prepare(create=True)
         self._made = True
 
 

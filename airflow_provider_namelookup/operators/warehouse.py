@@ -297,9 +297,9 @@ class _SqlLookupOperator(NameLookupOperatorBase, BaseSQLOperator):
         async with self.async_hook() as hook:
             run = table_run(session, job, hook, self.log, self.run_options(
                 plan_only=self.plan_only, progress_interval=self.progress_interval))
-            self.usage.follow(run.progress)
+            self.usage.follow(run.state.progress)
             await run.run()
-            return run.progress.summary()
+            return run.state.progress.summary()
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """Source and target tables as OpenLineage datasets (only when openlineage is installed)."""

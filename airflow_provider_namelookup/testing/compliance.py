@@ -204,7 +204,7 @@ def enrich(house: ComplianceWarehouse, account: ComplianceAccount, table: str, *
                                            max_concurrency=options.pop("max_concurrency", None)) as service:
                 lookup_run = table_run(session, job, service, _log, RunOptions(**options))
                 await lookup_run.run()
-                return {**lookup_run.progress.summary(), "statements_by_method": dict(trace.sent)}
+                return {**lookup_run.state.progress.summary(), "statements_by_method": dict(trace.sent)}
         return asyncio.run(run())
     finally:
         session.shutdown()

@@ -48,7 +48,7 @@ class ListRun:
 
     @property
     def progress(self) -> RunProgress:
-        return self.lookup.progress
+        return self.lookup.state.progress
 
     @property
     def results(self) -> list[Result]:

@@ -46,9 +46,9 @@ def test_a_query_another_run_holds_is_waited_for_and_never_paid_here() -> None:
     service = FakeService()
     lookup, sink = run(cache, service)
     assert service.asked == ["Anna", "Carla", "Dora", "Emil"]  # Ben was the other run's to pay
-    assert lookup.ledger.state(ben) is QueryState.ANSWERED
+    assert lookup.state.ledger.state(ben) is QueryState.ANSWERED
     assert cache.claims > len(cache.plan_claims(NAMES))  # Ben's claim was looked at again until answered
-    summary = lookup.progress.summary()
+    summary = lookup.state.progress.summary()
     assert (summary["credits_used"], summary["cache_hits"], summary["rows_enriched"]) == (4, 1, 5)
     assert ben in sink.outcomes[0].answered and ben not in sink.outcomes[0].paid_here
 
@@ -59,7 +59,7 @@ def test_a_claim_whose_lease_expired_is_taken_over_and_asked() -> None:
     service = FakeService()
     lookup, sink = run(cache, service)
     assert sorted(service.asked) == sorted(NAMES) and service.asked[-1] == "Ben"
-    assert lookup.ledger.state(ben) is QueryState.PAID and ben in cache.answers
+    assert lookup.state.ledger.state(ben) is QueryState.PAID and ben in cache.answers
     assert sink.outcomes[0].paid_here == {hash_of(n) for n in NAMES}
 
 
@@ -71,8 +71,8 @@ def test_a_failure_keeps_what_was_answered_releases_the_claims_and_still_fills_t
     paid = {hash_of("Anna"), hash_of("Ben")}
     assert set().union(*cache.stored) == set(cache.answers) == paid  # the answers received were stored
     assert cache.released and not cache.mine  # every claim not answered was given back
-    assert set(lookup.ledger.hashes(QueryState.PAID)) == paid
-    assert set(lookup.ledger.hashes(QueryState.RELEASED)) == {hash_of(n) for n in NAMES} - paid
+    assert set(lookup.state.ledger.hashes(QueryState.PAID)) == paid
+    assert set(lookup.state.ledger.hashes(QueryState.RELEASED)) == {hash_of(n) for n in NAMES} - paid
     assert sink.outcomes and sink.outcomes[0].paid_here == sink.outcomes[0].answered == paid
 
 
@@ -81,10 +81,10 @@ def test_the_budget_defers_what_it_does_not_cover_and_gives_back_those_claims() 
     service = FakeService(batch=2)
     lookup, sink = run(cache, service, max_credits=3, on_insufficient_credits="partial")
     assert len(service.asked) == 3 and service.counters.credits_used == 3
-    deferred = set(lookup.ledger.hashes(QueryState.DEFERRED))
+    deferred = set(lookup.state.ledger.hashes(QueryState.DEFERRED))
     assert len(deferred) == 2 and deferred == sink.outcomes[0].deferred
     assert not cache.mine  # the deferred queries' claims were released, none is left held
-    assert lookup.progress.summary()["rows_deferred"] == 2
+    assert lookup.state.progress.summary()["rows_deferred"] == 2
 
 
 def test_an_answer_that_comes_after_its_claim_was_taken_over_is_not_counted_as_paid(
@@ -93,7 +93,7 @@ def test_an_answer_that_comes_after_its_claim_was_taken_over_is_not_counted_as_p
     cache = FakeCache(taken_back={anna})
     with caplog.at_level(logging.WARNING, logger="test.paths"):
         lookup, sink = run(cache, FakeService())
-    assert lookup.ledger.state(anna) is QueryState.TAKEN_OVER
+    assert lookup.state.ledger.state(anna) is QueryState.TAKEN_OVER
     assert anna not in sink.outcomes[0].answered and anna not in cache.answers
     assert any("taken over by another run: raise lease_seconds" in r.getMessage() for r in caplog.records)
 
@@ -103,7 +103,7 @@ def test_plan_only_spends_claims_and_fills_nothing() -> None:
     service = FakeService()
     lookup, sink = run(cache, service, plan_only=True)
     assert service.asked == [] and cache.claims == 0 and not sink.outcomes
-    assert lookup.progress.summary()["credits_needed"] == len(NAMES)
+    assert lookup.state.progress.summary()["credits_needed"] == len(NAMES)
 
 
 def test_a_fresh_cache_asks_the_remaining_credits_ahead_and_once() -> None:
@@ -111,7 +111,7 @@ def test_a_fresh_cache_asks_the_remaining_credits_ahead_and_once() -> None:
 
     class Watched(FakeService):
         async def remaining_credits(self) -> int:
-            rows_read_when_asked.append(lookup.progress.rows_read)
+            rows_read_when_asked.append(lookup.state.progress.rows_read)
             return await super().remaining_credits()
 
     service = Watched()
@@ -125,7 +125,7 @@ def test_a_fresh_cache_with_nothing_valid_to_ask_ends_its_early_statistic_call_q
         caplog: pytest.LogCaptureFixture) -> None:
     service = FakeService()
     lookup, _ = run(FakeCache(fresh=True), service, names=["", "x" * 60])
-    assert service.asked == [] and lookup.progress.rows_invalid == 2
+    assert service.asked == [] and lookup.state.progress.rows_invalid == 2
     assert "Task exception was never retrieved" not in caplog.text
 
 

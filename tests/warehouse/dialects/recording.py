@@ -244,9 +244,9 @@ def record_run(conn_type: str, emulator: Any, token: str, *, distinct: int, rows
         async with hook:
             lookup = table_run(session, job, hook, logging.getLogger("recorded"),
                                RunOptions(check_remaining_credits=False, plan_only=plan_only, **options))
-            house.owner = lookup.cache.owner  # type: ignore[attr-defined]
+            house.owner = lookup.state.cache.owner  # type: ignore[attr-defined]
             await lookup.run()
-            return lookup.progress.summary()
+            return lookup.state.progress.summary()
 
     summary: dict[str, Any] = {}
     error: Exception | None = None
