@@ -81,10 +81,11 @@ class Asker:
                              "raise lease_seconds", len(late))
 
     async def _send(self, claim: Claim, mine: list[str], answerer: QueryAnswerer, writeback: WriteBack) -> None:
-        self.state.ledger.move(mine, QueryState.ASKED)
+        ledger = self.state.ledger
+        ledger.move(mine, QueryState.ASKED)
         received = 0
         try:
-            async for chunk in answerer.answer({h: self.state.ledger.query(h) for h in mine}):
+            async for chunk in answerer.answer({h: ledger.query(h) for h in mine}):
                 received += len(chunk)
                 await writeback.add(chunk)
         finally:

@@ -60,7 +60,8 @@ class Claimer:
                     await asyncio.sleep(self.poll_seconds)
                 claim = waiting.pop(0)
             mine = await self.settle(claim)
-            if any(self.state.ledger.state(h) is QueryState.HELD for h in claim.hashes):
+            state_of = self.state.ledger.state
+            if any(state_of(h) is QueryState.HELD for h in claim.hashes):
                 waiting.append(claim)
             if mine:
                 await won.put((claim, mine))

@@ -67,12 +67,13 @@ class IncomingAnswers:
             source = None
             self._make(result_columns)
             session.load(self.name, [*columns, "store_no"], [(*row, number) for row in rows])
+        hashes = [row[0] for row in rows]
         update = d.store_answers(self.answers, self.name, number, result_columns, owner=owner, stamp=stamp,
-                                 credits=credits, paid_for=paid_for, source=source, hashes=[row[0] for row in rows])
+                                 credits=credits, paid_for=paid_for, source=source, hashes=hashes)
         if d.engine.update_returning:
             return {r[0] for r in session.fetchall(update, params, commit=False)}
         if session.execute(update, params) == len(rows):
-            return {row[0] for row in rows}
+            return set(hashes)
         return {r[0] for r in session.fetchall(d.stored_by(self.answers, self.name, number, owner=owner, stamp=stamp,
                                                            source=source), params, commit=False)}
 
