@@ -21,6 +21,10 @@ Example::
 
     .venv/bin/python -m benchmarks.cpu_phases --rows 1000000 --warehouse postgres --names first
     .venv/bin/python -m benchmarks.cpu_phases --rows 200000 --warehouse sqlite --names sample --runs 2
+    .venv/bin/python -m benchmarks.cpu_phases --rows 1000000 --names first --columns gender,probability
+
+``--columns`` narrows the provider's target to some answer fields (the operator's ``columns``; default
+every one), as the hand-written DAG's ``gender`` and ``probability``.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from unittest import mock
+
+from benchmarks.provider import answer_fields, written_fields
 
 PHASES = ("read source", "plan", "register the map", "claim", "ask (HTTP)", "store answers", "fill target",
           "prepare, budget, summary", "event loop", "other")
@@ -214,8 +220,10 @@ def table_lines(runs: list[tuple[Profile, float, float]]) -> list[str]:
 
 
 def profile(rows: int, *, warehouse: str, names: str, runs: int, workdir: Path, seed: int = 2026,
-            rate: float = 250.0, keep: bool = False) -> list[tuple[Profile, float, float, dict[str, Any]]]:
-    """``runs`` first runs, each on a fresh table; each run's sampler, process time, wall time and summary."""
+            rate: float = 250.0, keep: bool = False,
+            columns: tuple[str, ...] | None = None) -> list[tuple[Profile, float, float, dict[str, Any]]]:
+    """``runs`` first runs, each on a fresh table; each run's sampler, process time, wall time and summary
+    (``columns``: the answer fields the target holds, None: every one)."""
     from benchmarks import in_task
     from benchmarks.provider import enrich_customers
     from benchmarks.service import BenchService
@@ -228,7 +236,7 @@ def profile(rows: int, *, warehouse: str, names: str, runs: int, workdir: Path, 
                 with mock.patch.dict(os.environ, {**service.connection_env(), **table.env}):
                     work = enrich_customers({"sql_conn_id": in_task.WAREHOUSE_CONN_ID,
                                              "source_table": table.conf["table"],
-                                             "answers_table": table.conf["answers_table"]})
+                                             "answers_table": table.conf["answers_table"], "columns": columns})
                     with sampled(rate, workdir, keep=keep) as sampler:
                         cpu, loop, wall = time.process_time(), time.thread_time(), time.perf_counter()
                         summary = work()
@@ -249,15 +257,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="first runs, each on a fresh table (the median is shown)")
     parser.add_argument("--rate", type=float, default=250.0, help="py-spy's samples per second")
     parser.add_argument("--keep", action="store_true", help="keep py-spy's raw samples in the workdir")
+    parser.add_argument("--columns", type=answer_fields, metavar="LIST",
+                        help="the answer fields the target holds (the operator's columns=), e.g. gender,probability "
+                             "(default: every one)")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/namelookup-cpu-phases"))
     args = parser.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
     done = profile(args.rows, warehouse=args.warehouse, names=args.names, runs=args.runs, workdir=args.workdir,
-                   rate=args.rate, keep=args.keep)
+                   rate=args.rate, keep=args.keep, columns=args.columns)
     for sampler, cpu, wall, summary in done:
         print(f"run: {wall:.2f} s wall, {cpu:.2f} s process time ({sampler.samples} samples), "
               f"{summary.get('credits_used')} credits, {summary.get('statements')} statements")
-    print(f"\n{args.rows:,} rows, {args.warehouse}, {args.names}, first run, median of {len(done)}:\n")
+    print(f"\n{args.rows:,} rows, {args.warehouse}, {args.names}, the target holding {written_fields(args.columns)}, "
+          f"first run, median of {len(done)}:\n")
     print("\n".join(table_lines([(s, c, w) for s, c, w, _ in done])))
     other: Counter[str] = Counter()
     for sampler, *_ in done:

@@ -22,12 +22,18 @@ faster) with their range; beside the time ratio, the CPU ratio: the process time
 timed work, provider ÷ hand-written (above 1, the provider spends more CPU), which a loaded machine
 moves much less than the time.
 
+The provider's target holds every answer field by default; :attr:`InTaskOptions.columns` narrows it
+(the operator's ``columns``, through the DAG run's conf), e.g. to the hand-written task's ``gender`` and
+``probability``. The report says which the provider wrote.
+
 Example::
 
     python -m benchmarks.run --only in_task --in-task-rows 1000000 --in-task-latency-rows 20000,1000000
     python -m benchmarks.run --only in_task --in-task-rows 200000 --in-task-latency-rows 20000 \
         --in-task-warehouses postgres --in-task-distributions first
     section = run(InTaskOptions(cases=(("postgres", 20_000, "share35", "latency"),)), workdir=Path("/tmp/b"))
+    section = run(InTaskOptions(cases=(("postgres", 1_000_000, "first", "loopback"),),
+                                columns=("gender", "probability")), workdir=Path("/tmp/b"))
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ from benchmarks.distributions import customer_rows_of
 from benchmarks.figures import Section, count, ratio, seconds
 from benchmarks.figures import Table as ReportTable
 from benchmarks.machine import usable_cores
+from benchmarks.provider import written_fields
 from benchmarks.service import BenchService
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,6 +97,8 @@ class InTaskOptions:
     :param latency_ms: the WAN network's latency fault: (low, high) milliseconds per request.
     :param seed: seed of the rows.
     :param timeout: most seconds one ``airflow dags test`` may take.
+    :param columns: the answer fields the provider's target holds (the operator's ``columns``, e.g.
+        ``("gender", "probability")``, what the hand-written task writes); None: every one.
     """
 
     cases: tuple[Case, ...] = (
@@ -104,6 +113,12 @@ class InTaskOptions:
     latency_ms: tuple[float, float] = (80.0, 120.0)
     seed: int = 2026
     timeout: float = 3600.0
+    columns: tuple[str, ...] | None = None
+
+    @property
+    def conf(self) -> dict[str, Any]:
+        """What the DAG run's conf adds to a table's: the provider's ``columns``, when given."""
+        return {} if self.columns is None else {"columns": ",".join(self.columns)}
 
 
 @dataclass
@@ -262,7 +277,7 @@ def run(options: InTaskOptions, workdir: Path) -> Section:
                                 table.compact()
                             dag_id = "bench_provider_first" if turn % 2 == 0 else "bench_handwritten_first"
                             before = service.counters()[1]
-                            home.airflow("dags", "test", dag_id, "-c", json.dumps(table.conf),
+                            home.airflow("dags", "test", dag_id, "-c", json.dumps({**table.conf, **options.conf}),
                                          env={**service.connection_env(), **table.env,
                                               "NAMELOOKUP_BENCH_EMULATOR_PID": str(service.process.pid)},
                                          timeout=options.timeout,
@@ -317,6 +332,8 @@ def report(options: InTaskOptions, results: dict[tuple[Case, str], list[DagRunFi
         ["network", "warehouse", "table", "names", "run", "provider execute()", "provider task", "its summary",
          "hand-written @task", "hand-written task", "ratio (inside)", "task CPU: provider / hand-written",
          "CPU ratio (provider ÷ hand-written)", "ratio (task durations)", "provider credits"],
+        f"The provider writes {written_fields(options.columns)}, the hand-written task gender and probability "
+        "(each beside the key; the provider beside its own columns too). "
         "airflow dags test on an SQLite metadata database; each task times its own work (the operator's "
         "execute(), the @task's whole body); task = the task instance's duration as Airflow records it; its "
         "summary = the run's own duration_seconds. Ratio = hand-written ÷ provider (above 1: the provider is "
@@ -344,7 +361,8 @@ def report(options: InTaskOptions, results: dict[tuple[Case, str], list[DagRunFi
             _add_cores(cores, case, attempt, label, runs)
     section.data = {"options": {"cases": [list(c) for c in options.cases], "repeats": options.repeats,
                                 "big_repeats": options.big_repeats,
-                                "reruns": options.reruns, "latency_ms": [low, high], "seed": options.seed},
+                                "reruns": options.reruns, "latency_ms": [low, high], "seed": options.seed,
+                                "columns": None if options.columns is None else list(options.columns)},
                     "runs": {"_".join(map(str, (*case, attempt))): [
                         {"provider": vars(r.provider), "handwritten": vars(r.handwritten), "credits": r.credits,
                          "dag_id": r.dag_id}

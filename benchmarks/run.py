@@ -17,6 +17,7 @@ Example::
     python -m benchmarks.run --only in_task --in-task-rows 1000000 --in-task-latency-rows 20000
     python -m benchmarks.run --only in_task --in-task-warehouses sqlite --in-task-distributions sample
     python -m benchmarks.run --only in_task --in-task-networks latency --in-task-latency-rows 1000000
+    python -m benchmarks.run --only in_task --in-task-columns gender,probability --in-task-networks loopback
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from benchmarks import (
 )
 from benchmarks.figures import Section, render
 from benchmarks.machine import describe, summary_lines
+from benchmarks.provider import answer_fields
 
 HERE = Path(__file__).resolve().parent
 IN_TASK_DISTRIBUTIONS = ("first", "sample", "share5", "share35")
@@ -175,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--in-task-reruns", type=int, default=5, metavar="N",
                         help="inside a task: unchanged reruns of a case, shared among its repetitions (at least "
                              "one each), each a DAG run over an unchanged table (default 5)")
+    parser.add_argument("--in-task-columns", type=answer_fields, metavar="LIST",
+                        help="inside a task: the answer fields the provider's target holds (its columns=), e.g. "
+                             "gender,probability as the hand-written task's (default: every one)")
     parser.add_argument("--repeats", type=int, metavar="N", help="runs per hook configuration (default 3)")
     parser.add_argument("--duration", type=float, metavar="S", help="seconds per emulator point (default 3)")
     parser.add_argument("--seed", type=int, default=2026, help="seed of the customer tables (default 2026)")
@@ -222,7 +227,7 @@ def _plan(args: argparse.Namespace) -> dict[str, Callable[[Path], Section]]:
         "in_task": lambda work: in_task.run(in_task.InTaskOptions(
             cases=cases, repeats=args.in_task_repeats, big_repeats=args.in_task_big_repeats,
             reruns=args.in_task_reruns, latency_ms=args.latency_ms,
-            seed=args.seed), work),
+            seed=args.seed, columns=args.in_task_columns), work),
         "table": lambda work: table_enrichment.run(table, work),
         "table_postgres": lambda work: table_postgres.run(
             table_postgres.PostgresOptions(sizes=tuple(_option(args, "pg_rows")), seed=args.seed), work),

@@ -12,13 +12,15 @@ milliseconds from the start of ``execute``, and after it the run's phases (:func
 the first lookup request, the lookups, after the last answer, and the warehouse steps by name). A
 second run over the unchanged table follows when ``--rerun`` is given. ``--names`` picks the table's
 name distribution (:mod:`benchmarks.distributions`) on every warehouse, so that a case of the
-in-task benchmark can be traced as it was measured.
+in-task benchmark can be traced as it was measured; ``--columns`` narrows the target to some answer
+fields (the operator's ``columns``, e.g. ``gender,probability`` as the hand-written DAG's; default every one).
 
 Example::
 
     .venv/bin/python -m benchmarks.trace_first_run --rows 20000 --latency-ms 80 120
     .venv/bin/python -m benchmarks.trace_first_run --rows 200000 --latency-ms 0 0 --warehouse sqlite --rerun
     .venv/bin/python -m benchmarks.trace_first_run --rows 1000000 --latency-ms 0 0 --names share5
+    .venv/bin/python -m benchmarks.trace_first_run --rows 1000000 --latency-ms 0 0 --columns gender,probability
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from unittest import mock
 
 from benchmarks import table_postgres
 from benchmarks.distributions import DISTRIBUTIONS
+from benchmarks.provider import answer_fields, written_fields
 from benchmarks.service import BenchService
 
 
@@ -165,8 +168,9 @@ def traced(timeline: Timeline, *, statements: bool = False) -> Iterator[None]:
 
 
 def trace(rows: int, latency_ms: tuple[float, float], *, rerun: bool, workdir: Path, warehouse: str = "postgres",
-          names: str = "sample", statements: bool = False) -> None:
-    """Build the table, run the provider (and its rerun), print each run's timeline."""
+          names: str = "sample", statements: bool = False, columns: tuple[str, ...] | None = None) -> None:
+    """Build the table, run the provider (and its rerun), print each run's timeline (``columns``: the
+    answer fields the target holds, None: every one)."""
     with BenchService(workdir / "emulator_trace.log", credits=100_000_000) as service:
         if max(latency_ms) > 0:
             service.process.set_faults(latency_ms=list(latency_ms))
@@ -191,7 +195,8 @@ def trace(rows: int, latency_ms: tuple[float, float], *, rerun: bool, workdir: P
             from benchmarks.provider import enrich_customers
 
             for attempt in ("first run", "rerun")[: 2 if rerun else 1]:
-                work = enrich_customers({"sql_conn_id": conn_id, "source_table": table, "answers_table": answers})
+                work = enrich_customers({"sql_conn_id": conn_id, "source_table": table, "answers_table": answers,
+                                         "columns": columns})
                 timeline = Timeline()
                 with traced(timeline, statements=statements):
                     timeline.origin = time.perf_counter()
@@ -199,7 +204,7 @@ def trace(rows: int, latency_ms: tuple[float, float], *, rerun: bool, workdir: P
                     total = time.perf_counter() - timeline.origin
                 print(f"\n== {attempt}: {rows:,} rows on {warehouse}, latency {latency_ms[0]:g}-{latency_ms[1]:g} ms: "
                       f"{total * 1000:.0f} ms, {summary.get('lookups')} lookups, "
-                      f"{summary.get('statements')} statements")
+                      f"{summary.get('statements')} statements; the target holds {written_fields(columns)}")
                 print("   start      end   duration  lane  what")
                 for line in timeline.lines():
                     print(line)
@@ -221,10 +226,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--names", default="sample", choices=sorted(DISTRIBUTIONS),
                         help="the table's name distribution (benchmarks.distributions)")
     parser.add_argument("--statements", action="store_true", help="time each SQL statement too (lane stmt)")
+    parser.add_argument("--columns", type=answer_fields, metavar="LIST",
+                        help="the answer fields the target holds (the operator's columns=), e.g. gender,probability "
+                             "(default: every one)")
     args = parser.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
     trace(args.rows, tuple(args.latency_ms), rerun=args.rerun, workdir=args.workdir, warehouse=args.warehouse,
-          names=args.names, statements=args.statements)
+          names=args.names, statements=args.statements, columns=args.columns)
     return 0
 
 

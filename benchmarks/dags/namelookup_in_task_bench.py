@@ -12,7 +12,9 @@ does is timed inside the task, around exactly what a user's task does:
   ``httpx.AsyncClient``, the temporary-table upsert), the token read from the same
   ``namelookup_default`` connection.
 
-The run's conf names the table: ``{"conn_id", "table", "answers_table", "warehouse", "db", "in_flight"}``.
+The run's conf names the table: ``{"conn_id", "table", "answers_table", "warehouse", "db", "in_flight"}``,
+and may name the answer fields the provider's target holds: ``"columns"``, comma-separated (the
+operator's ``columns``; without it, every one: :data:`EVERY_FIELD`).
 Each task also counts the core-seconds its work kept busy (:func:`_cores_spent`): its own process's
 CPU time, the emulator's (its process id in ``NAMELOOKUP_BENCH_EMULATOR_PID``) and the rest of the
 machine's (the warehouse server, anything else), so that a report can say what a run costs the
@@ -37,6 +39,11 @@ import pendulum
 from airflow.sdk import DAG, BaseHook, task
 
 from airflow_provider_namelookup.operators import SqlGenderLookupOperator
+from benchmarks.provider import ANSWER_FIELDS
+
+EVERY_FIELD = ",".join(ANSWER_FIELDS)
+"""What ``columns`` renders to when the conf names none: every answer field, as the operator's default
+(an empty text or ``None`` would render to a text that names no field, and fail)."""
 
 
 def _cores_spent() -> Callable[[], dict[str, float]]:
@@ -108,7 +115,8 @@ for dag_id, provider_first in (("bench_provider_first", True), ("bench_handwritt
         provider = TimedSqlGenderLookupOperator(
             task_id="provider", conn_id="{{ dag_run.conf['conn_id'] }}", source_table="{{ dag_run.conf['table'] }}",
             answers_table="{{ dag_run.conf['answers_table'] }}", key_column="customer_id",
-            name_column="first_name", country_column="country")
+            name_column="first_name", country_column="country",
+            columns="{{ dag_run.conf.get('columns') or '" + EVERY_FIELD + "' }}")
 
         @task(task_id="warm_up")
         def warm_up(dag_run: Any = None) -> None:
