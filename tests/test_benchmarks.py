@@ -10,6 +10,8 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,36 @@ def _postgres_or_skip() -> None:
     require_reachable("postgres")
 
 
+def _targets_seen(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The columns of the provider's target of each SQLite table :func:`benchmarks.in_task.build_table`
+    builds from now on, read just before the table is removed (filled as the tables go)."""
+    from benchmarks import in_task
+
+    seen: list[list[str]] = []
+    build = in_task.build_table
+
+    def built(*args: Any, **kwargs: Any) -> in_task.Table:
+        table = build(*args, **kwargs)
+        cleanup = table.cleanup
+
+        def read_then_clean_up() -> None:
+            with closing(sqlite3.connect(table.conf["db"])) as db:
+                seen.append([row[1] for row in db.execute("PRAGMA table_info(customers_gender)")])
+            cleanup()
+
+        table.cleanup = read_then_clean_up
+        return table
+
+    monkeypatch.setattr(in_task, "build_table", built)
+    return seen
+
+
+def _answer_fields(columns: list[str]) -> list[str]:
+    from benchmarks.provider import ANSWER_FIELDS
+
+    return [c for c in columns if c in ANSWER_FIELDS]
+
+
 def test_table_benchmark_pays_each_distinct_query_once(tmp_path: Path) -> None:
     section = table_enrichment.run(table_enrichment.TableOptions(sizes=(300, 600), naive_rows=50, timeout=300),
                                    tmp_path)
@@ -42,12 +74,16 @@ def test_table_benchmark_pays_each_distinct_query_once(tmp_path: Path) -> None:
     assert naive["value"]["rows"] == 50 and naive["requests"] == naive["value"]["sent"]
 
 
-def test_inside_a_task_both_tasks_run_in_one_dag_run_and_the_rerun_pays_nothing(tmp_path: Path) -> None:
+def test_inside_a_task_both_tasks_run_in_one_dag_run_and_the_rerun_pays_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``airflow dags test`` of the in-task benchmark's DAG on a 300-row table with 35 % distinct
     names, built once and rerun twice: the provider pays each name once (105 queries), the
-    hand-written task asks all of them on every run; the two reruns are reported as two."""
+    hand-written task asks all of them on every run; the two reruns are reported as two. The
+    provider's target holds every answer field (no ``columns`` in the conf), and the report says so."""
     from benchmarks import in_task
+    from benchmarks.provider import ANSWER_FIELDS
 
+    targets = _targets_seen(monkeypatch)
     section = in_task.run(in_task.InTaskOptions(cases=(("sqlite", 300, "share35", "loopback"),), repeats=1,
                                                 reruns=2, timeout=600), tmp_path)
     (first,) = section.data["runs"]["sqlite_300_share35_loopback_first"]
@@ -71,6 +107,45 @@ def test_inside_a_task_both_tasks_run_in_one_dag_run_and_the_rerun_pays_nothing(
     rerun_row = next(row for row in section.tables[0].rows if row[4] == "rerun")
     assert rerun_row[10].endswith(", 2 runs)")  # the median ratio with its range over the two reruns
     assert _checks(section)["loopback, sqlite, 300 rows, share35, rerun: the provider's rerun pays nothing"] is True
+    assert [_answer_fields(target) for target in targets] == [list(ANSWER_FIELDS)]
+    assert section.tables[0].caption.startswith(f"The provider writes every answer field ({', '.join(ANSWER_FIELDS)})")
+    assert section.data["options"]["columns"] is None
+
+
+def test_inside_a_task_the_provider_can_write_the_hand_written_tasks_columns_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``InTaskOptions.columns`` the DAG run's conf hands the operator its ``columns``: its target
+    holds gender and probability only, as the hand-written task's, on the first run and the rerun,
+    and the report names them."""
+    from benchmarks import in_task
+
+    targets = _targets_seen(monkeypatch)
+    section = in_task.run(in_task.InTaskOptions(cases=(("sqlite", 300, "share5", "loopback"),), repeats=1,
+                                                reruns=1, timeout=600, columns=("gender", "probability")), tmp_path)
+    (first,) = section.data["runs"]["sqlite_300_share5_loopback_first"]
+    (rerun,) = section.data["runs"]["sqlite_300_share5_loopback_rerun"]
+    assert first["provider"]["value"]["credits_used"] == 15 and rerun["provider"]["value"]["credits_used"] == 0
+    assert [_answer_fields(target) for target in targets] == [["gender", "probability"]]
+    assert section.tables[0].caption.startswith("The provider writes gender, probability (columns=), the hand-written "
+                                                "task gender and probability")
+    assert section.data["options"]["columns"] == ["gender", "probability"]
+
+
+def test_the_in_task_dag_renders_every_answer_field_unless_the_conf_names_some() -> None:
+    """The operator's templated ``columns``: a conf without ``columns`` renders to every answer field
+    (not to an empty choice, which the operator refuses), a conf with some to those."""
+    import copy
+    from types import SimpleNamespace
+
+    from benchmarks.dags import namelookup_in_task_bench as bench
+    from benchmarks.provider import ANSWER_FIELDS
+
+    for dag in (getattr(bench, dag_id) for dag_id in ("bench_provider_first", "bench_handwritten_first")):
+        template = dag.get_task("provider").columns
+        for conf, chosen in (({}, ANSWER_FIELDS), ({"columns": "probability,gender"}, ("gender", "probability"))):
+            operator = copy.copy(dag.get_task("provider"))
+            operator.columns = operator.render_template(template, {"dag_run": SimpleNamespace(conf=conf)})
+            assert operator.chosen_columns == chosen
 
 
 
@@ -290,6 +365,33 @@ def test_the_trace_shows_a_first_run_and_its_rerun_step_by_step(tmp_path: Path, 
     assert dict(os.environ) == environment  # the trace's connections are gone again
 
 
+def test_the_trace_and_the_cpu_profile_can_narrow_the_target_to_some_columns(
+        tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--columns gender,probability``: the trace's provider fills a target of those answer fields only
+    (here on SQLite) and says so; ``cpu_phases`` hands them to its runs; a name that is no answer field
+    is refused before anything runs."""
+    from benchmarks import cpu_phases
+
+    targets = _targets_seen(monkeypatch)
+    assert trace_first_run.main(["--rows", "300", "--latency-ms", "0", "0", "--warehouse", "sqlite", "--names",
+                                 "share5", "--columns", "probability,gender", "--workdir", str(tmp_path)]) == 0
+    assert "the target holds gender, probability (columns=)" in capsys.readouterr().out
+    assert [_answer_fields(target) for target in targets] == [["gender", "probability"]]
+
+    asked: list[dict[str, Any]] = []
+
+    def profile(rows: int, **kwargs: Any) -> list[Any]:
+        asked.append(kwargs)
+        return []
+
+    monkeypatch.setattr(cpu_phases, "profile", profile)
+    assert cpu_phases.main(["--rows", "300", "--columns", "gender,probability", "--workdir", str(tmp_path)]) == 0
+    assert cpu_phases.main(["--rows", "300", "--workdir", str(tmp_path)]) == 0
+    assert [kwargs["columns"] for kwargs in asked] == [("gender", "probability"), None]
+    with pytest.raises(SystemExit):
+        cpu_phases.main(["--columns", "gendr"])
+
+
 def test_the_trace_reads_a_distribution_on_postgresql_too(tmp_path: Path, capsys: Any) -> None:
     _postgres_or_skip()
     assert trace_first_run.main(["--rows", "400", "--latency-ms", "0", "0", "--names", "share5",
@@ -358,3 +460,9 @@ def test_the_in_task_plan_holds_first_names_and_a_one_million_row_wan_case(monke
                                              "20000", "--in-task-warehouses", "postgres",
                                              "--in-task-distributions", "first"]))["in_task"](Path("/tmp"))
     assert planned[-1].cases == (("postgres", 200_000, "first", "loopback"), ("postgres", 20_000, "first", "latency"))
+    assert planned[-1].columns is None  # every answer field, as before the option
+    run._plan(run.build_parser().parse_args(["--only", "in_task", "--in-task-columns", "probability, gender"]))[
+        "in_task"](Path("/tmp"))
+    assert planned[-1].columns == ("gender", "probability") and planned[-1].conf == {"columns": "gender,probability"}
+    with pytest.raises(SystemExit):
+        run.build_parser().parse_args(["--in-task-columns", "gendr"])
