@@ -28,7 +28,9 @@ from airflow_provider_namelookup.validation import OversizedInteger
 TOKEN = "Zq8wJd3XkP0s9LmN2vB7yT4rHc6aE1uG"
 
 _NAMES = st.one_of(
-    st.sampled_from(["Anna", "anna", "Zoë", "Zoe\u0308", "Anne-Marie", "O'Neil", "Anna Lena", " Anna", "Anna\t",
+    st.sampled_from(["Anna", "anna", "Zoë", "Zoe\u0308", "Anne-Marie", "O'Neil", "Anna Lena", "Anna  Lena",
+                     "Anna Lena ", "Dan Qing Li", "Zoë Ann", "Zoe\u0308 Ann", "Anna \u00a0Lena", "Anna\u3000Lena",
+                     f"Anna {TOKEN}", " Anna", "Anna\t",
                      "12345", "-", "", "x" * 50, "x" * 51, "y" * 100, "y" * 101, "a@b.io", "İbrahim", "ǅemal",
                      "\ud800x", "An\x00na", "An\u00a0na", "An\u200dna",
                      "\u212bsa", "\u1100\u1161", "\u2126mega", "\u212aarl", TOKEN, TOKEN.lower(), f"x{TOKEN}",
@@ -81,10 +83,12 @@ def test_the_plain_planning_answers_what_the_general_reading_answers(case: tuple
 
 def test_a_tables_common_values_are_planned_plainly() -> None:
     """The plain planning is not a dead branch: the values of a table with a country column take it,
-    token set or not, in either case of the country code, with letters beyond ASCII and hyphens."""
+    token set or not, in either case of the country code, with letters beyond ASCII, hyphens and words
+    joined by one space."""
     for secrets in (frozenset(), frozenset({TOKEN})):
         rules = QueryRules(LookupKind.GENDER, secrets=secrets)
-        for name, country in (("Anna", "DE"), ("Zoë", "fr"), ("Anne-Marie", None), ("O'Neil", "IE"), ("Yeşim", "TR")):
+        for name, country in (("Anna", "DE"), ("Zoë", "fr"), ("Anne-Marie", None), ("O'Neil", "IE"), ("Yeşim", "TR"),
+                              ("Dan Qing", "CN"), ("Abdul Hadi", None)):
             value = SourceValue((name, country), build_query_object(name, rules, country=country), rows=2, first_key=1)
             plain = _plain_question(value, rules)
             assert plain is not None, (name, country)
