@@ -392,13 +392,17 @@ class TargetTable:
 
     def _committed_or_upserted(self, write: Callable[[], None]) -> bool:
         """Run ``write`` in one transaction and commit it (True); if another run wrote some of the
-        same rows first (a duplicate key), roll it back and fill by upsert instead (False)."""
+        same rows first (a duplicate key), roll it back and fill by upsert instead (False). A table
+        this run was creating that another run is creating too is waited for: where the engine does
+        not make the second ``CREATE`` wait (DuckDB's catalog conflict), it may not be committed yet."""
         try:
             write()
             self.session.commit()
         except Exception as err:
             self.session.rollback()
             if not self.dialect.errors.is_duplicate_key(err):
+                raise
+            if self.create_at_fill and not self._made_by_another_run():  # not made within the wait: retried
                 raise
             self._fill_existing()
             return False
