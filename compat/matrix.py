@@ -199,34 +199,59 @@ def lock(target: Target) -> None:
     print(f"wrote {target.lock_file.relative_to(ROOT)} ({len(kept)} packages)")
 
 
-def run(target: Target, pytest_args: list[str]) -> tuple[bool, float, str]:
-    """Install the working tree into the target's venv and run the smoke subset there.
+def build(target: Target) -> str:
+    """Build the target's venv if it is missing (nothing of the tree is written); the output."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f"{target.name}.lock", "w") as guard, tempfile.TemporaryFile("w+") as out:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        try:
+            ensure_venv(target, out)
+        except subprocess.CalledProcessError as err:  # tried again, and reported, by install()
+            out.write(f"\ncompat: {err}\n")
+        out.seek(0)
+        return out.read()
 
-    :returns: passed, seconds, and the output (build, install and pytest).
+
+def install(target: Target) -> tuple[Path | None, float, str]:
+    """Build the target's venv if it is missing and install the working tree into it (editable).
+
+    :returns: the venv (None when a step failed), seconds, and the output.
     """
     started = time.monotonic()
     CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / f"{target.name}.lock", "w") as guard, \
-            tempfile.TemporaryFile("w+") as out:
-        fcntl.flock(guard, fcntl.LOCK_EX)
+    with tempfile.TemporaryFile("w+") as out:
+        venv: Path | None = None
         try:
-            venv = ensure_venv(target, out)
-            pip(venv, "install", "--no-deps", "-e", EMULATOR, "-e", ROOT, out=out)
-            # A second copy of the metadata while pytest runs in the tree: Airflow would load the plugin twice.
-            shutil.rmtree(ROOT / "airflow_provider_namelookup.egg-info", ignore_errors=True)
-            shutil.rmtree(EMULATOR / "namelookup_emulator.egg-info", ignore_errors=True)
-            pip(venv, "check", out=out)  # a requirement the lock file lacks: run `lock` for this target again
-            env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-            env.pop("VIRTUAL_ENV", None)
-            result = subprocess.run([venv / "bin" / "python", "-m", "pytest", "-m", target.marker, "-p",
-                                     "no:cacheprovider", "-q", "-rfEx", "--durations=8", "tests", *pytest_args],
-                                    cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-            passed = result.returncode == 0
+            with open(CACHE / f"{target.name}.lock", "w") as guard:
+                fcntl.flock(guard, fcntl.LOCK_EX)
+                venv = ensure_venv(target, out)
+                pip(venv, "install", "--no-deps", "-e", EMULATOR, "-e", ROOT, out=out)
+                # A second copy of the metadata while pytest runs in the tree: Airflow would load the plugin twice.
+                shutil.rmtree(ROOT / "airflow_provider_namelookup.egg-info", ignore_errors=True)
+                shutil.rmtree(EMULATOR / "namelookup_emulator.egg-info", ignore_errors=True)
+                pip(venv, "check", out=out)  # a requirement the lock file lacks: run `lock` for this target again
         except subprocess.CalledProcessError as err:
             out.write(f"\ncompat: {err}\n")
-            passed = False
+            venv = None
         out.seek(0)
-        return passed, time.monotonic() - started, out.read()
+        return venv, time.monotonic() - started, out.read()
+
+
+def run(target: Target, venv: Path, pytest_args: list[str]) -> tuple[bool, float, str]:
+    """Run the smoke subset in the target's venv, the working tree installed (:func:`install`).
+
+    :returns: passed, seconds, and pytest's output.
+    """
+    started = time.monotonic()
+    with open(CACHE / f"{target.name}.lock", "w") as guard, tempfile.TemporaryFile("w+") as out:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+        env.pop("VIRTUAL_ENV", None)
+        result = subprocess.run([venv / "bin" / "python", "-m", "pytest", "-m", target.marker, "-p",
+                                 "no:cacheprovider", "-q", "-rfEx", "--durations=8", "tests", *pytest_args],
+                                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        out.seek(0)
+        return result.returncode == 0, time.monotonic() - started, out.read()
 
 
 def main() -> None:
@@ -249,13 +274,22 @@ def main() -> None:
         for t in chosen:
             lock(t)
         return
+    # Every install before any test: an editable install writes the tree's metadata into the tree for a
+    # moment, and a test of another target running there then read a half-written copy (MetadataNotFound).
+    # The venvs are built side by side (nothing of the tree is written), the installs one after another.
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [(t, pool.submit(run, t, args.pytest_args.split())) for t in chosen]
+        built = dict(zip((t.name for t in chosen), pool.map(build, chosen), strict=True))
+    installed = {t.name: install(t) for t in chosen}
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {t.name: pool.submit(run, t, venv, args.pytest_args.split())
+                   for t in chosen if (venv := installed[t.name][0]) is not None}
         outcomes = []
-        for t, future in futures:
-            ok, seconds, output = future.result()
-            print(f"\n===== {t.name}: Airflow {t.airflow}, Python {t.python} =====\n{output}", flush=True)
-            outcomes.append((t, ok, seconds))
+        for t in chosen:
+            _, install_seconds, install_output = installed[t.name]
+            ok, seconds, output = futures[t.name].result() if t.name in futures else (False, 0.0, "")
+            print(f"\n===== {t.name}: Airflow {t.airflow}, Python {t.python} =====\n"
+                  f"{built[t.name]}{install_output}{output}", flush=True)
+            outcomes.append((t, ok, install_seconds + seconds))
     print("\ncompat matrix:")
     for t, ok, seconds in outcomes:
         print(f"  {t.name:<14} Airflow {t.airflow:<6} Python {t.python:<5} {'passed' if ok else 'FAILED'}"
