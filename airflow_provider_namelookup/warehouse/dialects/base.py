@@ -213,15 +213,18 @@ class OnConflictDialect(WarehouseDialect, abstract=True):
     PostgreSQL, DuckDB), in place of the base's ``MERGE``.
 
     ``WHERE 1 = 1`` keeps SQLite from reading ``ON CONFLICT`` as the derived table's join
-    constraint; the others ignore it. ``RETURNING`` names the rows a claim took, so the common
-    claim (nobody else holds any of its queries) is one statement.
+    constraint; the others ignore it. A claim is judged by its row count (``INSERT ... ON CONFLICT``
+    counts the rows it inserted or took over), so the common claim (nobody else holds any of its
+    queries) is one statement: all three engines count them, and taking in ``RETURNING`` rows cost
+    each more (SQLite a wait for the interpreter per row; PostgreSQL and DuckDB more CPU, measured in
+    ``benchmarks/results_in_task.md``).
 
     Example::
 
         class SqliteDialect(OnConflictDialect): ...
     """
 
-    engine = WarehouseDialect.engine.changed(claim_returning="query_hash")
+    engine = WarehouseDialect.engine.changed(claim_counts_rows=True)
 
     def claim(self, answers: str, chosen: str, *, reclaimable: str) -> str:
         return (f"{self._insert_claim(answers, chosen, alias=' AS a')} WHERE 1 = 1 "

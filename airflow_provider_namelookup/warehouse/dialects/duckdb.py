@@ -174,7 +174,6 @@ class DuckDBDialect(OnConflictDialect, name="duckdb",
     # table with its key already there kept the key's index row by row (a 1M-row first run: 4.64 s of
     # CPU instead of 5.04 s, medians of three side by side).
     engine = OnConflictDialect.engine.changed(naive_timestamps=True, bulk_load=BulkLoad.ARROW,
-                                              claim_returning=None, claim_counts_rows=True, update_returning=None,
                                               creates_target_at_fill=True)
     # Transactions are optimistic: a row or key another transaction wrote meanwhile fails the statement or
     # its commit (an ON CONFLICT sees only committed rows); the step is run again, and then sees it. A table

@@ -52,13 +52,13 @@ class PostgresDialect(OnConflictDialect, name="postgresql", sqlglot_name="postgr
 
     types = column_types(text="VARCHAR({n})", longtext="TEXT", float="DOUBLE PRECISION",
                          int="INTEGER", bigint="BIGINT", timestamp="TIMESTAMP WITH TIME ZONE")
-    # A claim's or a store's row count tells whether every hash of it was written (a short one reads the
-    # outcome back): taking in their RETURNING rows cost a 1M-row first run's task 1.96 s of CPU instead of
-    # 1.79 s (medians of three, side by side).
+    # A claim's (OnConflictDialect) or a store's row count tells whether every hash of it was written (a
+    # short one reads the outcome back): taking in their RETURNING rows cost a 1M-row first run's task
+    # 1.96 s of CPU instead of 1.79 s (medians of three, side by side).
     engine = OnConflictDialect.engine.changed(
         bulk_load=BulkLoad.COPY, reads_while_writing=True,
         materializes_reads=True,  # a CREATE TABLE ... AS may read in parallel, a cursor never does
-        server_side_cursor=True, creates_target_at_fill=True, claim_returning=None, claim_counts_rows=True)
+        server_side_cursor=True, creates_target_at_fill=True)
     where = WhereSpelling(readings=(backslash_escapes("standard_conforming_strings = off", Postgres, "'", "\\"),))
 
     @classmethod
