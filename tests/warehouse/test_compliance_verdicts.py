@@ -81,3 +81,19 @@ def test_a_capability_not_declared_skips_the_tests_that_need_it_naming_it(tmp_pa
     with pytest.raises(pytest.skip.Exception, match=r"sqlite does not declare the capability 'concurrent_runs': "
                                                     r"runs in several threads of one process write it at once"):
         compliance.test_parallel_runs_pay_each_query_once(compliance_warehouse=single, compliance_account=account)
+
+
+class ReadsReturningRows(SqliteDialect, name="sqlite", credit_promise=PROMISE):
+    """Claims and stores that read back the rows they wrote (``RETURNING``), as a third party's dialect
+    may, where every built-in dialect now counts them instead."""
+
+    engine = SqliteDialect.engine.changed(claim_returning="query_hash", claim_counts_rows=False,
+                                          update_returning="query_hash")  # SQLite names no alias there
+
+
+def test_claims_and_stores_that_read_back_returning_rows_keep_the_promises(tmp_path: Path, account: Any) -> None:
+    for promise in (compliance.test_each_query_is_paid_once_and_a_rerun_pays_nothing,
+                    compliance.test_parallel_runs_pay_each_query_once):  # the second: claims held by others
+        (tmp_path / promise.__name__).mkdir()
+        promise(compliance_warehouse=house(tmp_path / promise.__name__, ReadsReturningRows),
+                compliance_account=account)
