@@ -136,19 +136,19 @@ class LookupRun:
         return self.planner.invalid
 
     def _log_plan(self, *, bound: int | None = None) -> None:
-        p = self.state.progress
+        p, log = self.state.progress, self.state.log
         if bound is not None:
-            self.state.log.info("Plan for %s: looking up while reading; at most %d credits (every distinct value a new "
-                          "query), checked against the budget before anything is spent", p.label, bound)
+            log.info("Plan for %s: looking up while reading; at most %d credits (every distinct value a new "
+                     "query), checked against the budget before anything is spent", p.label, bound)
             return
         if not self.to_ask and not p.rows_read - p.rows_unchanged:
-            self.state.log.info("Plan for %s: all %d rows unchanged, nothing to look up", p.label, p.rows_unchanged)
+            log.info("Plan for %s: all %d rows unchanged, nothing to look up", p.label, p.rows_unchanged)
             return
         mode = "plan only, nothing will be spent: " if self.options.plan_only else ""
-        self.state.log.info("Plan for %s: %s%d rows to enrich (%d unchanged, %d invalid), %d distinct new queries "
-                      "(%d credits), %d already answered in %s", p.label, mode, p.rows_read - p.rows_unchanged,
-                      p.rows_unchanged, p.rows_invalid, len(self.to_ask), p.credits_needed,
-                      self.state.ledger.count(QueryState.CACHED), self.state.cache.name)
+        log.info("Plan for %s: %s%d rows to enrich (%d unchanged, %d invalid), %d distinct new queries "
+                 "(%d credits), %d already answered in %s", p.label, mode, p.rows_read - p.rows_unchanged,
+                 p.rows_unchanged, p.rows_invalid, len(self.to_ask), p.credits_needed,
+                 self.state.ledger.count(QueryState.CACHED), self.state.cache.name)
 
     # The run's two modes ------------------------------------------------------------------------------------
     async def _pages(self) -> AsyncGenerator[Sequence[SourceValue]]:
@@ -171,8 +171,8 @@ class LookupRun:
         if making:
             await self._make_sink_and_cache()
         if budget.short:
-            self.state.log.warning("Only %s of the %d credits needed may be spent (limited by %s); the rest is left "
-                             "for the next run", budget.allowance, budget.needed, budget.limited_by)
+            self.state.log.warning("Only %s of the %d credits needed may be spent (limited by %s); the rest is "
+                                   "left for the next run", budget.allowance, budget.needed, budget.limited_by)
         to_claim: HashQueue = asyncio.Queue()
         to_claim.put_nowait(self.to_ask)
         to_claim.put_nowait(None)
